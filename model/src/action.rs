@@ -1,0 +1,123 @@
+//! Every step the system can take: writes, etcd and API-server work, message delivery, timers, faults
+//! and the client manager's steps. A checker explores them; a simulator draws them; a trace lists them.
+
+use std::fmt;
+
+use crate::api::ApiError;
+use crate::manager::{ClusterId, RequestId};
+use crate::types::{ClientId, Key, Rev, ServerId};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Action {
+    /// A writer creates, updates or deletes an object (E1, E2).
+    Create(Key),
+    Update(Key),
+    Delete(Key),
+    /// A write to another resource type: the revision moves, the watched prefix does not change.
+    WriteOther,
+    /// The API server compacts etcd at a revision (E4).
+    Compact(Rev),
+    /// A server's watch cache takes the next etcd event (E6: `prev_kv` is looked up now). A server that
+    /// has not taken its events yet is lagging (A10): lag is a schedule, not a separate action.
+    Ingest(ServerId),
+    /// etcd tells a caught-up watch cache its progress (E7).
+    ProgressNotify(ServerId),
+    /// A client's request reaches one server (load balancing, A10).
+    Route(ClientId, ServerId),
+    /// A NotOlderThan LIST waited its 3 s for the cache in vain (A2).
+    ListWaitExpired(ClientId),
+    /// The next message on a client's connection arrives.
+    Deliver(ClientId),
+    /// The server sends a bookmark on a client's watch (A8).
+    Bookmark(ClientId),
+    /// The client's next timer fires.
+    FireTimer(ClientId),
+    Fault(Fault),
+    /// A client-manager request takes its next step.
+    ManagerStep(RequestId),
+    /// A request's bounded wait for sync runs out.
+    ManagerTimeout(RequestId),
+    /// A reachable cluster's informer completes its first list.
+    ClusterSync(ClusterId),
+    /// An unreachable cluster comes back (healing; costs no fault).
+    ResumeCluster(ClusterId),
+}
+
+/// A fault the environment injects; each costs one from the fault budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Fault {
+    /// A routed connection breaks.
+    Disconnect(ClientId),
+    /// The server ends a client's watch at its timeout (A9): a clean close.
+    ServerTimeout(ClientId),
+    /// A request is answered with an error before any stream opens (429, 500, refused).
+    Refuse(ClientId, ApiError),
+    /// An open watch fails with an ERROR event (500), then closes (A4).
+    WatchError(ClientId, ApiError),
+    /// A watch cache drops its oldest event (A5).
+    EvictCache(ServerId),
+    /// A watch cache relists from etcd and closes its watches (A5).
+    RelistCache(ServerId),
+    /// A server restarts.
+    RestartServer(ServerId),
+    /// A cluster becomes unreachable.
+    PauseCluster(ClusterId),
+}
+
+impl Action {
+    /// The actor a trace line names.
+    pub fn actor(&self) -> String {
+        match self {
+            Action::Create(_) | Action::Update(_) | Action::Delete(_) | Action::WriteOther => "writer".into(),
+            Action::Compact(_) => "etcd".into(),
+            Action::Ingest(s) | Action::ProgressNotify(s) => s.to_string(),
+            Action::Route(c, _)
+            | Action::ListWaitExpired(c)
+            | Action::Deliver(c)
+            | Action::Bookmark(c)
+            | Action::FireTimer(c) => c.to_string(),
+            Action::Fault(_) => "fault".into(),
+            Action::ManagerStep(r) | Action::ManagerTimeout(r) => r.to_string(),
+            Action::ClusterSync(c) | Action::ResumeCluster(c) => c.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Action::Create(k) => write!(f, "create {k}"),
+            Action::Update(k) => write!(f, "update {k}"),
+            Action::Delete(k) => write!(f, "delete {k}"),
+            Action::WriteOther => write!(f, "write another resource"),
+            Action::Compact(r) => write!(f, "compact at {r}"),
+            Action::Ingest(s) => write!(f, "{s} cache takes next etcd event"),
+            Action::ProgressNotify(s) => write!(f, "etcd progress notify to {s}"),
+            Action::Route(c, s) => write!(f, "{c} request reaches {s}"),
+            Action::ListWaitExpired(c) => write!(f, "{c} LIST freshness wait expires"),
+            Action::Deliver(c) => write!(f, "{c} receives next message"),
+            Action::Bookmark(c) => write!(f, "bookmark to {c}"),
+            Action::FireTimer(c) => write!(f, "{c} timer fires"),
+            Action::Fault(fault) => write!(f, "{fault}"),
+            Action::ManagerStep(r) => write!(f, "{r} steps"),
+            Action::ManagerTimeout(r) => write!(f, "{r} sync wait times out"),
+            Action::ClusterSync(c) => write!(f, "{c} informer syncs"),
+            Action::ResumeCluster(c) => write!(f, "{c} reachable again"),
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::Disconnect(c) => write!(f, "disconnect {c}"),
+            Fault::ServerTimeout(c) => write!(f, "server times out watch of {c}"),
+            Fault::Refuse(c, e) => write!(f, "{c} request fails: {e}"),
+            Fault::WatchError(c, e) => write!(f, "{c} watch fails: {e}"),
+            Fault::EvictCache(s) => write!(f, "{s} evicts oldest cached event"),
+            Fault::RelistCache(s) => write!(f, "{s} cache relists"),
+            Fault::RestartServer(s) => write!(f, "{s} restarts"),
+            Fault::PauseCluster(c) => write!(f, "{c} unreachable"),
+        }
+    }
+}

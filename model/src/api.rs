@@ -1,0 +1,183 @@
+//! What crosses the wire between a reflector and an API server: requests, responses, watch events,
+//! errors and stream endings, named as the Kubernetes API names them.
+
+use std::fmt;
+
+use crate::types::{Object, Rev};
+
+/// The `resourceVersion` (and `resourceVersionMatch`) of a LIST (A2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ListRv {
+    /// `rv=""`: a consistent (quorum) read from etcd.
+    Consistent,
+    /// `rv="0"`: whatever the watch cache has, possibly stale.
+    Any,
+    /// `rv=X` (NotOlderThan): waits up to 3 s for the cache to reach X, then `504 Too large`.
+    NotOlderThan(Rev),
+    /// `rv=X, resourceVersionMatch=Exact`: a read at exactly X; `410 Expired` below the compacted revision.
+    Exact(Rev),
+}
+
+impl fmt::Display for ListRv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ListRv::Consistent => write!(f, "rv=\"\""),
+            ListRv::Any => write!(f, "rv=\"0\""),
+            ListRv::NotOlderThan(rv) => write!(f, "rv={rv}"),
+            ListRv::Exact(rv) => write!(f, "rv={rv},match=Exact"),
+        }
+    }
+}
+
+/// Where a WATCH starts (A3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WatchFrom {
+    /// `rv=""` or `rv="0"`: synthetic ADDED events for the current state, then changes.
+    Now,
+    /// `rv=X`: every event with RV > X, in RV order.
+    Rv(Rev),
+}
+
+/// A request a reflector sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Request {
+    List { rv: ListRv },
+    Watch { from: WatchFrom, timeout_secs: u32, bookmarks: bool },
+}
+
+impl Request {
+    pub fn is_list(&self) -> bool {
+        matches!(self, Request::List { .. })
+    }
+}
+
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Request::List { rv } => write!(f, "LIST {rv}"),
+            Request::Watch { from: WatchFrom::Now, timeout_secs, .. } => {
+                write!(f, "WATCH rv=\"0\" timeout={timeout_secs}s")
+            }
+            Request::Watch { from: WatchFrom::Rv(rv), timeout_secs, .. } => {
+                write!(f, "WATCH rv={rv} timeout={timeout_secs}s")
+            }
+        }
+    }
+}
+
+/// An API error status, or a transport failure, as a client sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ApiError {
+    /// 410 Gone, reason Expired (A2, A4).
+    Expired,
+    /// 504 with cause ResourceVersionTooLarge (A2).
+    TooLargeResourceVersion,
+    /// 429 Too Many Requests.
+    TooManyRequests,
+    /// 500 InternalError (A7: "etcd event received with PrevKv=nil").
+    InternalError,
+    /// The TCP connection was refused.
+    ConnectionRefused,
+    /// The connection broke before a response arrived.
+    Disconnected,
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ApiError::Expired => "410 Expired",
+            ApiError::TooLargeResourceVersion => "504 TooLargeResourceVersion",
+            ApiError::TooManyRequests => "429 TooManyRequests",
+            ApiError::InternalError => "500 InternalError",
+            ApiError::ConnectionRefused => "connection refused",
+            ApiError::Disconnected => "connection reset",
+        })
+    }
+}
+
+/// A successful LIST.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ListResponse {
+    /// The list's resourceVersion (A1: the read revision).
+    pub rv: Rev,
+    pub items: Vec<Object>,
+}
+
+/// One event on a watch stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WatchEvent {
+    Added(Object),
+    Modified(Object),
+    /// The last content of the object, stamped with the deletion RV (A6).
+    Deleted(Object),
+    /// Every matching event up to this RV was sent (A8).
+    Bookmark(Rev),
+    /// An error after the stream opened, always delivered this way (A4); the stream ends after it.
+    Error(ApiError),
+}
+
+impl WatchEvent {
+    /// The RV the event carries, which a reflector records (C4). Errors carry none.
+    pub fn rv(&self) -> Option<Rev> {
+        match self {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => Some(o.rv),
+            WatchEvent::Bookmark(rv) => Some(*rv),
+            WatchEvent::Error(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for WatchEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WatchEvent::Added(o) => write!(f, "ADDED {o}"),
+            WatchEvent::Modified(o) => write!(f, "MODIFIED {o}"),
+            WatchEvent::Deleted(o) => write!(f, "DELETED {o}"),
+            WatchEvent::Bookmark(rv) => write!(f, "BOOKMARK @{rv}"),
+            WatchEvent::Error(e) => write!(f, "ERROR {e}"),
+        }
+    }
+}
+
+/// How a watch stream ended without an error event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WatchEnd {
+    /// The server closed the stream cleanly: its timeout (A9), a cache relist (A5), or after an ERROR.
+    Closed,
+    /// The connection broke (EOF as far as the client can tell).
+    Disconnected,
+    /// The client's own timer ended the watch (C5's client-side timeout).
+    ClientTimeout,
+}
+
+impl fmt::Display for WatchEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WatchEnd::Closed => "closed by server",
+            WatchEnd::Disconnected => "connection broke",
+            WatchEnd::ClientTimeout => "client-side timeout",
+        })
+    }
+}
+
+/// One message on a connection, server to client, in order.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Message {
+    List(Result<ListResponse, ApiError>),
+    /// The WATCH request failed before a stream opened (HTTP-level 429, 500, refused).
+    WatchRefused(ApiError),
+    Event(WatchEvent),
+    End(WatchEnd),
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Message::List(Ok(l)) => write!(f, "LIST ok rv={} items={}", l.rv, l.items.len()),
+            Message::List(Err(e)) => write!(f, "LIST failed: {e}"),
+            Message::WatchRefused(e) => write!(f, "WATCH refused: {e}"),
+            Message::Event(e) => write!(f, "{e}"),
+            Message::End(end) => write!(f, "watch ended: {end}"),
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! The informer's store: objects keyed by namespace/name, the operations a reflector applies to it, and
+//! the ordered notifications a controller's event handlers would receive (C7).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::api::WatchEvent;
+use crate::flaw::{Flaw, Flaws};
+use crate::types::{Key, Object, Rev};
+
+/// What a reflector asks its cache to do.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CacheOp {
+    /// Apply one watch event (ADDED / MODIFIED / DELETED).
+    Apply(WatchEvent),
+    /// Replace the whole content with a LIST's items (C7).
+    Replace { items: Vec<Object>, rv: Rev },
+}
+
+/// What a controller's handlers receive, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Notification {
+    Add(Object),
+    Update {
+        old: Object,
+        new: Object,
+    },
+    Delete(Object),
+    /// A delete found by a relist: the last known object, possibly stale (`DeletedFinalStateUnknown`, C7).
+    DeletedFinalStateUnknown(Object),
+}
+
+impl fmt::Display for Notification {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Notification::Add(o) => write!(f, "add {o}"),
+            Notification::Update { new, .. } => write!(f, "update {new}"),
+            Notification::Delete(o) => write!(f, "delete {o}"),
+            Notification::DeletedFinalStateUnknown(o) => write!(f, "delete (final state unknown) {o}"),
+        }
+    }
+}
+
+/// The informer's store.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Cache {
+    objects: BTreeMap<Key, Object>,
+}
+
+impl Cache {
+    pub fn get(&self, key: Key) -> Option<&Object> {
+        self.objects.get(&key)
+    }
+
+    pub fn objects(&self) -> impl Iterator<Item = &Object> {
+        self.objects.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// Apply an operation, appending the notifications it produces to `out`.
+    pub fn apply(&mut self, op: &CacheOp, flaws: Flaws, out: &mut Vec<Notification>) {
+        match op {
+            CacheOp::Apply(WatchEvent::Added(o) | WatchEvent::Modified(o)) => self.upsert(*o, out),
+            CacheOp::Apply(WatchEvent::Deleted(o)) => {
+                // The handler gets the object the event carried, as client-go's informer delivers it.
+                if self.objects.remove(&o.key).is_some() {
+                    out.push(Notification::Delete(*o));
+                }
+            }
+            CacheOp::Apply(WatchEvent::Bookmark(_) | WatchEvent::Error(_)) => {}
+            CacheOp::Replace { items, .. } => {
+                // C7: every known key missing from the list is deleted with a tombstone. The flaw merges.
+                if !flaws.has(Flaw::ReplaceKeepsMissing) {
+                    let listed: Vec<Key> = items.iter().map(|o| o.key).collect();
+                    let missing: Vec<Key> =
+                        self.objects.keys().filter(|k| !listed.contains(k)).copied().collect();
+                    for key in missing {
+                        let last = self.objects.remove(&key).expect("listed from the map");
+                        out.push(Notification::DeletedFinalStateUnknown(last));
+                    }
+                }
+                for o in items {
+                    self.upsert(*o, out);
+                }
+            }
+        }
+    }
+
+    fn upsert(&mut self, new: Object, out: &mut Vec<Notification>) {
+        match self.objects.insert(new.key, new) {
+            None => out.push(Notification::Add(new)),
+            Some(old) => out.push(Notification::Update { old, new }),
+        }
+    }
+}

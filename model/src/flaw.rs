@@ -1,0 +1,186 @@
+//! The catalogue of known bugs, each a switch in the one component where upstream had it.
+//!
+//! With every flaw off the model is the correct system. A flaw changes the smallest piece of behaviour at
+//! the place named in its doc comment; nothing else reads the switch.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The component a flaw lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Component {
+    /// The API server's watch cache or its etcd watch path.
+    Server,
+    /// The reflector (or a raw-watch consumer standing in its place).
+    Reflector,
+    /// The informer's store.
+    Cache,
+    /// The multi-cluster client manager.
+    Manager,
+}
+
+/// One known bug.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Flaw {
+    /// The watch cache sends a DELETE carrying the deleted object's *old* RV instead of the deletion RV, so a
+    /// reflector's RV goes back and a re-watch replays events; deleted objects come back.
+    /// kubernetes#58545, fixed by PR #58547 (k8s 1.9.3/1.10). SEMANTICS A6; seed 000.
+    StaleDeleteRv,
+    /// The API server's etcd watch drops a DELETE whose `prev_kv` was compacted away (etcd#10681) instead of
+    /// failing the watch; the object stays in every cache forever.
+    /// kubernetes#76624, fixed by PR #76675 (k8s 1.15). SEMANTICS A7; seed 001.
+    NilPrevKvDropped,
+    /// A client-side watch timeout makes the reflector relist instead of re-watching: relist storms.
+    /// Fixed by PR #89652 (k8s 1.19). SEMANTICS C5; seed 002.
+    RelistOnTimeout,
+    /// A raw-watch consumer returns when the channel closes and never watches again: the cache freezes.
+    /// SEMANTICS C9; seed 003.
+    StopOnClose,
+    /// A raw-watch consumer keeps reading the closed channel: a busy loop with no progress.
+    /// kubernetes#104171. SEMANTICS C9; seed 003.
+    SpinOnClose,
+    /// The client manager waits for a new cluster's cache sync with no bound while holding its write lock:
+    /// one unreachable cluster hangs every request. SEMANTICS C8; seed 004.
+    SyncUnderLock,
+    /// A relist asks for `rv="0"` (whatever a possibly lagging cache has) instead of NotOlderThan the last
+    /// synced RV: time travel, deleted objects come back. kubernetes#59848; fixed by PR #83520. SEMANTICS A10, C2.
+    RelistFromStaleCache,
+    /// A relist that gets `504 Too large resource version` retries the same RV forever instead of falling
+    /// back to a consistent list: the reflector never syncs again. kubernetes#91073, fixed by PR #92537.
+    /// SEMANTICS C6.
+    RetryTooLargeRv,
+    /// `Replace` merges the new list instead of replacing: objects missing from it are never deleted, so a
+    /// missed DELETE is never repaired. SEMANTICS C7; the repair of seed 001.
+    ReplaceKeepsMissing,
+}
+
+impl Flaw {
+    pub const ALL: [Flaw; 9] = [
+        Flaw::StaleDeleteRv,
+        Flaw::NilPrevKvDropped,
+        Flaw::RelistOnTimeout,
+        Flaw::StopOnClose,
+        Flaw::SpinOnClose,
+        Flaw::SyncUnderLock,
+        Flaw::RelistFromStaleCache,
+        Flaw::RetryTooLargeRv,
+        Flaw::ReplaceKeepsMissing,
+    ];
+
+    /// The name used on the command line and in traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flaw::StaleDeleteRv => "stale-delete-rv",
+            Flaw::NilPrevKvDropped => "nil-prevkv-dropped",
+            Flaw::RelistOnTimeout => "relist-on-timeout",
+            Flaw::StopOnClose => "stop-on-close",
+            Flaw::SpinOnClose => "spin-on-close",
+            Flaw::SyncUnderLock => "sync-under-lock",
+            Flaw::RelistFromStaleCache => "relist-from-stale-cache",
+            Flaw::RetryTooLargeRv => "retry-too-large-rv",
+            Flaw::ReplaceKeepsMissing => "replace-keeps-missing",
+        }
+    }
+
+    /// Where upstream tracked the bug.
+    pub fn upstream(self) -> &'static str {
+        match self {
+            Flaw::StaleDeleteRv => "kubernetes#58545",
+            Flaw::NilPrevKvDropped => "kubernetes#76624",
+            Flaw::RelistOnTimeout => "kubernetes#89652",
+            Flaw::StopOnClose => "seed 003",
+            Flaw::SpinOnClose => "kubernetes#104171",
+            Flaw::SyncUnderLock => "seed 004",
+            Flaw::RelistFromStaleCache => "kubernetes#59848",
+            Flaw::RetryTooLargeRv => "kubernetes#91073",
+            Flaw::ReplaceKeepsMissing => "seed 001 repair (C7)",
+        }
+    }
+
+    pub fn component(self) -> Component {
+        match self {
+            Flaw::StaleDeleteRv | Flaw::NilPrevKvDropped => Component::Server,
+            Flaw::RelistOnTimeout
+            | Flaw::StopOnClose
+            | Flaw::SpinOnClose
+            | Flaw::RelistFromStaleCache
+            | Flaw::RetryTooLargeRv => Component::Reflector,
+            Flaw::ReplaceKeepsMissing => Component::Cache,
+            Flaw::SyncUnderLock => Component::Manager,
+        }
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
+
+impl fmt::Display for Flaw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error for a name that is not in the catalogue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownFlaw(pub String);
+
+impl fmt::Display for UnknownFlaw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = Flaw::ALL.iter().map(|f| f.name()).collect();
+        write!(f, "unknown flaw '{}' (known: {})", self.0, names.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownFlaw {}
+
+impl FromStr for Flaw {
+    type Err = UnknownFlaw;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Flaw::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| UnknownFlaw(s.to_string()))
+    }
+}
+
+/// A set of switched-on flaws. Empty means the correct system.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Flaws(u16);
+
+impl Flaws {
+    pub const NONE: Flaws = Flaws(0);
+
+    pub fn only(flaw: Flaw) -> Flaws {
+        Flaws(flaw.bit())
+    }
+
+    pub fn with(self, flaw: Flaw) -> Flaws {
+        Flaws(self.0 | flaw.bit())
+    }
+
+    pub fn has(self, flaw: Flaw) -> bool {
+        self.0 & flaw.bit() != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Flaw> {
+        Flaw::ALL.into_iter().filter(move |f| self.has(*f))
+    }
+}
+
+impl FromIterator<Flaw> for Flaws {
+    fn from_iter<I: IntoIterator<Item = Flaw>>(iter: I) -> Self {
+        iter.into_iter().fold(Flaws::NONE, Flaws::with)
+    }
+}
+
+impl fmt::Display for Flaws {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("none");
+        }
+        let names: Vec<&str> = self.iter().map(Flaw::name).collect();
+        f.write_str(&names.join(","))
+    }
+}

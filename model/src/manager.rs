@@ -1,0 +1,228 @@
+//! A multi-cluster client manager (seed 004): requests for a cluster look up its informer behind a
+//! read/write lock, create it on first use under the write lock, and wait for it to sync (C8).
+//!
+//! Lock states and waits are explicit so that a checker can see who holds which lock while waiting for
+//! what. Clusters are abstract here: an informer syncs in one step while its cluster is reachable; the
+//! list/watch path behind a sync is the rest of the model.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use crate::flaw::{Flaw, Flaws};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClusterId(pub u8);
+
+impl fmt::Display for ClusterId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cluster-{}", self.0)
+    }
+}
+
+/// One request served by the manager.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RequestId(pub u8);
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "request-{}", self.0)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Informer {
+    Syncing,
+    Synced,
+}
+
+/// Which side of the manager's lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LockMode {
+    Read,
+    Write,
+}
+
+/// How a request ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Outcome {
+    Served,
+    /// The bounded wait for sync ran out: the caller gets a clear timeout error.
+    TimedOut,
+}
+
+/// Where a request is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Step {
+    /// Waiting for the read lock.
+    WantRead,
+    /// Holding the read lock, looking up the informer.
+    Lookup,
+    /// No informer yet: waiting for the write lock.
+    WantWrite,
+    /// Holding the write lock, creating the informer.
+    Create,
+    /// `WaitForCacheSync`: bounded and outside any lock, or (the flaw) unbounded under the write lock.
+    WaitSync {
+        under_lock: bool,
+    },
+    Done(Outcome),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ManagerRequest {
+    pub cluster: ClusterId,
+    pub step: Step,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Manager {
+    readers: u8,
+    writer: Option<RequestId>,
+    informers: BTreeMap<ClusterId, Informer>,
+    paused: BTreeSet<ClusterId>,
+    requests: Vec<ManagerRequest>,
+    clusters: u8,
+    flaws: Flaws,
+}
+
+impl Manager {
+    /// `requests` requests, request `i` for cluster `i % clusters`, all arriving at once.
+    pub fn new(clusters: u8, requests: u8, flaws: Flaws) -> Self {
+        let clusters = clusters.max(1);
+        let requests = (0..requests)
+            .map(|i| ManagerRequest { cluster: ClusterId(i % clusters), step: Step::WantRead })
+            .collect();
+        Manager {
+            readers: 0,
+            writer: None,
+            informers: BTreeMap::new(),
+            paused: BTreeSet::new(),
+            requests,
+            clusters,
+            flaws,
+        }
+    }
+
+    pub fn requests(&self) -> impl Iterator<Item = (RequestId, &ManagerRequest)> {
+        self.requests.iter().enumerate().map(|(i, r)| (RequestId(i as u8), r))
+    }
+
+    pub fn request(&self, id: RequestId) -> Option<&ManagerRequest> {
+        self.requests.get(usize::from(id.0))
+    }
+
+    pub fn clusters(&self) -> impl Iterator<Item = ClusterId> {
+        (0..self.clusters).map(ClusterId)
+    }
+
+    pub fn informer(&self, cluster: ClusterId) -> Option<Informer> {
+        self.informers.get(&cluster).copied()
+    }
+
+    pub fn is_paused(&self, cluster: ClusterId) -> bool {
+        self.paused.contains(&cluster)
+    }
+
+    /// The lock a request holds, if any.
+    pub fn held(&self, id: RequestId) -> Option<LockMode> {
+        match self.request(id)?.step {
+            Step::Lookup => Some(LockMode::Read),
+            Step::Create | Step::WaitSync { under_lock: true } => Some(LockMode::Write),
+            _ => None,
+        }
+    }
+
+    /// Whether a request is in a wait with no bound (C8's `WaitForCacheSync` without a stop channel).
+    pub fn waits_unbounded(&self, id: RequestId) -> bool {
+        matches!(self.request(id).map(|r| r.step), Some(Step::WaitSync { under_lock: true }))
+    }
+
+    /// Whether `step(id)` would change anything.
+    pub fn can_step(&self, id: RequestId) -> bool {
+        let Some(r) = self.request(id) else { return false };
+        match r.step {
+            Step::WantRead => self.writer.is_none(),
+            Step::Lookup | Step::Create => true,
+            Step::WantWrite => self.writer.is_none() && self.readers == 0,
+            Step::WaitSync { .. } => self.informer(r.cluster) == Some(Informer::Synced),
+            Step::Done(_) => false,
+        }
+    }
+
+    /// Advance one request by one step.
+    pub fn step(&mut self, id: RequestId) {
+        if !self.can_step(id) {
+            return;
+        }
+        let i = usize::from(id.0);
+        let cluster = self.requests[i].cluster;
+        let next = match self.requests[i].step {
+            Step::WantRead => {
+                self.readers += 1;
+                Step::Lookup
+            }
+            Step::Lookup => {
+                self.readers -= 1;
+                match self.informer(cluster) {
+                    Some(Informer::Synced) => Step::Done(Outcome::Served),
+                    Some(Informer::Syncing) => Step::WaitSync { under_lock: false },
+                    None => Step::WantWrite,
+                }
+            }
+            Step::WantWrite => {
+                self.writer = Some(id);
+                Step::Create
+            }
+            Step::Create => {
+                // Another request may have created it between our read and write lock.
+                self.informers.entry(cluster).or_insert(Informer::Syncing);
+                if self.flaws.has(Flaw::SyncUnderLock) {
+                    // The flaw: wait for the sync while still holding the write lock, with no bound.
+                    Step::WaitSync { under_lock: true }
+                } else {
+                    self.writer = None;
+                    Step::WaitSync { under_lock: false }
+                }
+            }
+            Step::WaitSync { under_lock } => {
+                if under_lock {
+                    self.writer = None;
+                }
+                Step::Done(Outcome::Served)
+            }
+            Step::Done(o) => Step::Done(o),
+        };
+        self.requests[i].step = next;
+    }
+
+    /// Whether the bounded sync wait of a request can run out.
+    pub fn can_time_out(&self, id: RequestId) -> bool {
+        matches!(self.request(id).map(|r| r.step), Some(Step::WaitSync { under_lock: false }))
+    }
+
+    /// The bounded sync wait ran out (C8 with a stop channel): a timeout error to the caller.
+    pub fn time_out(&mut self, id: RequestId) {
+        if self.can_time_out(id) {
+            self.requests[usize::from(id.0)].step = Step::Done(Outcome::TimedOut);
+        }
+    }
+
+    pub fn can_sync(&self, cluster: ClusterId) -> bool {
+        self.informer(cluster) == Some(Informer::Syncing) && !self.is_paused(cluster)
+    }
+
+    /// A reachable cluster's informer finishes its first list.
+    pub fn sync(&mut self, cluster: ClusterId) {
+        if self.can_sync(cluster) {
+            self.informers.insert(cluster, Informer::Synced);
+        }
+    }
+
+    pub fn pause(&mut self, cluster: ClusterId) {
+        self.paused.insert(cluster);
+    }
+
+    pub fn resume(&mut self, cluster: ClusterId) {
+        self.paused.remove(&cluster);
+    }
+}

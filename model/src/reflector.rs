@@ -1,0 +1,362 @@
+//! The client-go reflector as a sans-IO state machine (SEMANTICS C1–C9).
+//!
+//! Inputs are `handle_*` calls: a LIST result, a refused WATCH, a watch event, the end of a stream, a
+//! timer that fired. Outputs are pulled with [`Reflector::poll_output`] (requests to send, a watch to
+//! cancel, operations on the cache) and the armed timers are read with [`Reflector::next_timer`].
+//! The driver owns every clock: a timer's duration counts from the step that armed it, and all timers a
+//! reflector has armed at once were armed in the same step, so the shortest one always fires first.
+//!
+//! Call order: `start` once; after every `handle_*`, drain `poll_output` until it returns `None` and
+//! re-read the armed timers.
+//!
+//! The correct reflector follows client-go at HEAD and additionally never lets its RV go backwards.
+
+use std::collections::VecDeque;
+
+use crate::api::{ApiError, ListResponse, ListRv, Request, WatchEnd, WatchEvent, WatchFrom};
+use crate::cache::CacheOp;
+use crate::flaw::{Flaw, Flaws};
+use crate::types::{Millis, Rev};
+
+/// Durations and options; client-go's defaults unless a driver sets others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReflectorConfig {
+    /// C1: backoff starts at 800 ms, doubles, caps at 30 s and resets after 2 min without one.
+    pub backoff_initial_ms: Millis,
+    pub backoff_max_ms: Millis,
+    pub backoff_reset_ms: Millis,
+    /// C3: `timeoutSeconds` of every WATCH. Upstream draws it at random in 5–10 min per watch;
+    /// simplified: the driver draws it once (from its seed) and the model uses it for every watch.
+    pub watch_timeout_secs: u32,
+    /// C5: a watch that ends sooner than this with no event is an error.
+    pub short_watch_ms: Millis,
+    /// C3: ask for bookmarks.
+    pub bookmarks: bool,
+}
+
+impl Default for ReflectorConfig {
+    fn default() -> Self {
+        ReflectorConfig {
+            backoff_initial_ms: 800,
+            backoff_max_ms: 30_000,
+            backoff_reset_ms: 120_000,
+            watch_timeout_secs: 300,
+            short_watch_ms: 1_000,
+            bookmarks: true,
+        }
+    }
+}
+
+/// What the reflector does after a backoff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Next {
+    Relist,
+    Rewatch,
+}
+
+/// Where the reflector is in `ListAndWatch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// Created, nothing sent.
+    Empty,
+    /// A LIST is outstanding.
+    Listing { rv: ListRv },
+    /// A WATCH is outstanding or streaming.
+    Watching { from: Rev, saw_event: bool, aged: bool },
+    /// Waiting out a backoff before `Next`.
+    Backoff { then: Next },
+    /// `stop-on-close`: the consumer returned and will never watch again.
+    Stopped,
+    /// `spin-on-close`: the consumer reads a closed channel in a loop.
+    Spinning,
+}
+
+/// A timer the reflector can arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Timer {
+    /// `spin-on-close`'s busy loop: reads again at once.
+    Spin,
+    /// C1: the backoff before the next attempt.
+    Backoff,
+    /// C5: the watch has lasted long enough not to count as "very short".
+    WatchAged,
+    /// C1: two minutes without a backoff reset it.
+    BackoffReset,
+    /// C3/C5: the client-side watch timeout.
+    WatchTimeout,
+}
+
+impl Timer {
+    const ALL: [Timer; 5] =
+        [Timer::Spin, Timer::Backoff, Timer::WatchAged, Timer::BackoffReset, Timer::WatchTimeout];
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// What the reflector asks its driver to do.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Output {
+    /// Send a request on a new connection.
+    Send(Request),
+    /// Close the current connection (a watch the reflector gives up on).
+    Cancel,
+    /// Change the cache.
+    Cache(CacheOp),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Reflector {
+    phase: Phase,
+    /// C4: the RV the reflector claims (`lastSyncResourceVersion`); `Rev(0)` before the first list.
+    last_rv: Rev,
+    /// C8: informed by one full list.
+    synced: bool,
+    /// C2: the last RV is unavailable (410 / too large on a list): relist with `rv=""`.
+    rv_unavailable: bool,
+    backoff_step: u8,
+    armed: u8,
+    outputs: VecDeque<Output>,
+    config: ReflectorConfig,
+    flaws: Flaws,
+}
+
+impl Reflector {
+    pub fn new(config: ReflectorConfig, flaws: Flaws) -> Self {
+        Reflector {
+            phase: Phase::Empty,
+            last_rv: Rev::ZERO,
+            synced: false,
+            rv_unavailable: false,
+            backoff_step: 0,
+            armed: 0,
+            outputs: VecDeque::new(),
+            config,
+            flaws,
+        }
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// The RV the reflector claims to have seen everything up to.
+    pub fn resource_version(&self) -> Rev {
+        self.last_rv
+    }
+
+    pub fn has_synced(&self) -> bool {
+        self.synced
+    }
+
+    /// The next output, in order.
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.outputs.pop_front()
+    }
+
+    /// Armed timers with their durations, shortest first.
+    pub fn timers(&self) -> impl Iterator<Item = (Timer, Millis)> + '_ {
+        Timer::ALL.into_iter().filter(|t| self.armed & t.bit() != 0).map(|t| (t, self.duration(t)))
+    }
+
+    /// The timer that fires next, if any.
+    pub fn next_timer(&self) -> Option<(Timer, Millis)> {
+        self.timers().min_by_key(|(t, d)| (*d, *t))
+    }
+
+    /// How long a timer runs, counted from the step that armed it.
+    pub fn duration(&self, timer: Timer) -> Millis {
+        let c = &self.config;
+        match timer {
+            Timer::Spin => 0,
+            Timer::Backoff => {
+                let factor = 1u64 << self.backoff_step.min(16);
+                c.backoff_initial_ms.saturating_mul(factor).min(c.backoff_max_ms)
+            }
+            Timer::WatchAged => c.short_watch_ms,
+            Timer::BackoffReset => c.backoff_reset_ms,
+            Timer::WatchTimeout => Millis::from(c.watch_timeout_secs) * 1000,
+        }
+    }
+
+    fn arm(&mut self, timer: Timer) {
+        self.armed |= timer.bit();
+    }
+
+    fn disarm(&mut self, timer: Timer) {
+        self.armed &= !timer.bit();
+    }
+
+    /// C1: begin `ListAndWatch` with the first LIST, at `rv="0"` (C2).
+    pub fn start(&mut self) {
+        if self.phase == Phase::Empty {
+            self.list(ListRv::Any);
+        }
+    }
+
+    fn list(&mut self, rv: ListRv) {
+        self.phase = Phase::Listing { rv };
+        self.outputs.push_back(Output::Send(Request::List { rv }));
+    }
+
+    /// C2: the RV of a relist.
+    fn relist_rv(&self) -> ListRv {
+        if self.rv_unavailable {
+            ListRv::Consistent
+        } else if self.last_rv == Rev::ZERO || self.flaws.has(Flaw::RelistFromStaleCache) {
+            // The flaw: `rv="0"` on a relist, served by whatever cache answers (kubernetes#59848).
+            ListRv::Any
+        } else {
+            ListRv::NotOlderThan(self.last_rv)
+        }
+    }
+
+    /// C3: watch from the last RV.
+    fn watch(&mut self) {
+        self.phase = Phase::Watching { from: self.last_rv, saw_event: false, aged: false };
+        self.outputs.push_back(Output::Send(Request::Watch {
+            from: WatchFrom::Rv(self.last_rv),
+            timeout_secs: self.config.watch_timeout_secs,
+            bookmarks: self.config.bookmarks,
+        }));
+        self.arm(Timer::WatchAged);
+        self.arm(Timer::BackoffReset);
+        self.arm(Timer::WatchTimeout);
+    }
+
+    fn leave_watch(&mut self) {
+        self.disarm(Timer::WatchAged);
+        self.disarm(Timer::BackoffReset);
+        self.disarm(Timer::WatchTimeout);
+    }
+
+    fn backoff(&mut self, then: Next) {
+        self.leave_watch();
+        self.phase = Phase::Backoff { then };
+        self.arm(Timer::Backoff);
+    }
+
+    /// The LIST came back.
+    pub fn handle_list_result(&mut self, result: Result<ListResponse, ApiError>) {
+        let Phase::Listing { rv } = self.phase else { return };
+        match result {
+            Ok(list) => {
+                // C2, C7: `store.Replace(items, rv)`, then `last_rv := rv` and watch from it.
+                self.outputs.push_back(Output::Cache(CacheOp::Replace { items: list.items, rv: list.rv }));
+                self.last_rv = list.rv;
+                self.synced = true;
+                self.rv_unavailable = false;
+                self.watch();
+            }
+            Err(ApiError::TooLargeResourceVersion) if self.flaws.has(Flaw::RetryTooLargeRv) => {
+                // The flaw: "too large" is an ordinary error; back off and ask for the same RV again.
+                self.backoff(Next::Relist);
+            }
+            Err(ApiError::Expired | ApiError::TooLargeResourceVersion) if rv != ListRv::Consistent => {
+                // C2: the RV is unavailable; retry at once with a consistent list.
+                self.rv_unavailable = true;
+                self.list(ListRv::Consistent);
+            }
+            Err(_) => self.backoff(Next::Relist),
+        }
+    }
+
+    /// The WATCH request failed before a stream opened (C5).
+    pub fn handle_watch_refused(&mut self, error: ApiError) {
+        if !matches!(self.phase, Phase::Watching { .. }) {
+            return;
+        }
+        match error {
+            ApiError::TooManyRequests | ApiError::ConnectionRefused => self.backoff(Next::Rewatch),
+            _ => self.backoff(Next::Relist),
+        }
+    }
+
+    /// One event arrived on the watch (C4).
+    pub fn handle_watch_event(&mut self, event: WatchEvent) {
+        let Phase::Watching { ref mut saw_event, .. } = self.phase else { return };
+        *saw_event = true;
+        match event {
+            WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_) => {
+                self.outputs.push_back(Output::Cache(CacheOp::Apply(event)));
+            }
+            WatchEvent::Bookmark(_) => {}
+            WatchEvent::Error(error) => {
+                // C5: the handler returns on the ERROR event and closes the stream.
+                self.outputs.push_back(Output::Cancel);
+                match error {
+                    ApiError::TooManyRequests => self.backoff(Next::Rewatch),
+                    _ => self.backoff(Next::Relist),
+                }
+                return;
+            }
+        }
+        // C4 records every event's RV; the correct reflector never lets it go backwards.
+        if let Some(rv) = event.rv() {
+            self.last_rv = self.last_rv.max(rv);
+        }
+    }
+
+    /// The watch stream ended without an ERROR event (C5, C9).
+    pub fn handle_watch_ended(&mut self, end: WatchEnd) {
+        let Phase::Watching { saw_event, aged, .. } = self.phase else { return };
+        if end == WatchEnd::ClientTimeout && self.flaws.has(Flaw::RelistOnTimeout) {
+            // The flaw: the client-side timeout is taken for a failure and answered with a full LIST.
+            self.leave_watch();
+            let rv = self.relist_rv();
+            self.list(rv);
+            return;
+        }
+        if self.flaws.has(Flaw::StopOnClose) {
+            self.leave_watch();
+            self.phase = Phase::Stopped;
+            return;
+        }
+        if self.flaws.has(Flaw::SpinOnClose) {
+            self.leave_watch();
+            self.phase = Phase::Spinning;
+            self.arm(Timer::Spin);
+            return;
+        }
+        if !saw_event && !aged {
+            // C5: "very short watch": ended within a second with no event; an error, so relist.
+            self.backoff(Next::Relist);
+            return;
+        }
+        self.leave_watch();
+        self.watch();
+    }
+
+    /// A timer fired.
+    pub fn handle_timeout(&mut self, timer: Timer) {
+        if self.armed & timer.bit() == 0 {
+            return;
+        }
+        self.disarm(timer);
+        match timer {
+            Timer::Spin => self.arm(Timer::Spin),
+            Timer::Backoff => {
+                self.backoff_step = self.backoff_step.saturating_add(1).min(8);
+                match self.phase {
+                    Phase::Backoff { then: Next::Relist } => {
+                        let rv = self.relist_rv();
+                        self.list(rv);
+                    }
+                    Phase::Backoff { then: Next::Rewatch } => self.watch(),
+                    _ => {}
+                }
+            }
+            Timer::WatchAged => {
+                if let Phase::Watching { ref mut aged, .. } = self.phase {
+                    *aged = true;
+                }
+            }
+            Timer::BackoffReset => self.backoff_step = 0,
+            Timer::WatchTimeout => {
+                self.outputs.push_back(Output::Cancel);
+                self.handle_watch_ended(WatchEnd::ClientTimeout);
+            }
+        }
+    }
+}

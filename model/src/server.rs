@@ -1,0 +1,288 @@
+//! One kube-apiserver: its watch cache, the client watches it serves and the LISTs waiting for its cache
+//! to be fresh enough (SEMANTICS A1–A11).
+//!
+//! Every method returns the messages it sends, addressed to clients; the system puts them on the
+//! connections. The server never reads the network's state.
+
+use std::collections::BTreeMap;
+
+use crate::api::{ApiError, ListResponse, ListRv, Message, WatchEnd, WatchEvent, WatchFrom};
+use crate::flaw::Flaws;
+use crate::store::{ReadError, Snapshot, Store, WatchResponse, WatcherId};
+use crate::types::{ClientId, Rev, ServerId};
+use crate::watch_cache::{CacheEvent, Ingested, WatchCache};
+
+/// Messages a step sends, in order.
+pub type Outbox = Vec<(ClientId, Message)>;
+
+/// A client watch the server serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClientWatch {
+    /// Events with RV > `from` are sent (A3, exclusive).
+    pub from: Rev,
+    /// The highest RV sent so far (an event's or a bookmark's).
+    pub sent: Rev,
+    pub bookmarks: bool,
+}
+
+/// What ingesting from etcd did, for the trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IngestOutcome {
+    Event(CacheEvent),
+    /// A7's guard fired (or E5 cancelled the etcd watch): the cache relisted from etcd.
+    Relisted,
+    /// The flawed path dropped a DELETE whose prev_kv was nil.
+    Dropped,
+    Progress(Rev),
+    Idle,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ApiServer {
+    id: ServerId,
+    cache: WatchCache,
+    watches: BTreeMap<ClientId, ClientWatch>,
+    /// NotOlderThan LISTs waiting for the cache (A2, A11: the wait holds no lock and is bounded).
+    waiting_lists: BTreeMap<ClientId, Rev>,
+    flaws: Flaws,
+    cache_window: u8,
+}
+
+impl ApiServer {
+    /// A server whose cache has just listed etcd and started its watch (A5).
+    pub fn start(id: ServerId, store: &mut Store, cache_window: u8, flaws: Flaws) -> Self {
+        let cache = Self::init_cache(id, store, cache_window);
+        ApiServer { id, cache, watches: BTreeMap::new(), waiting_lists: BTreeMap::new(), flaws, cache_window }
+    }
+
+    fn init_cache(id: ServerId, store: &mut Store, cache_window: u8) -> WatchCache {
+        let snapshot: Snapshot = store.range(None).expect("the current revision is always readable");
+        store
+            .watch(Self::watcher(id), snapshot.rev.next())
+            .expect("a watch after the current revision is never compacted");
+        WatchCache::from_snapshot(&snapshot, cache_window)
+    }
+
+    fn watcher(id: ServerId) -> WatcherId {
+        id.0
+    }
+
+    pub fn id(&self) -> ServerId {
+        self.id
+    }
+
+    pub fn cache(&self) -> &WatchCache {
+        &self.cache
+    }
+
+    pub fn watches(&self) -> &BTreeMap<ClientId, ClientWatch> {
+        &self.watches
+    }
+
+    pub fn waiting_lists(&self) -> &BTreeMap<ClientId, Rev> {
+        &self.waiting_lists
+    }
+
+    fn cache_list(&self) -> ListResponse {
+        ListResponse { rv: self.cache.rv(), items: self.cache.objects().copied().collect() }
+    }
+
+    /// Serve a LIST (A2). A NotOlderThan list the cache cannot serve yet waits and sends nothing now.
+    pub fn list(&mut self, client: ClientId, rv: ListRv, store: &Store) -> Outbox {
+        let result = match rv {
+            ListRv::Any => Ok(self.cache_list()),
+            ListRv::NotOlderThan(x) if self.cache.rv() >= x => Ok(self.cache_list()),
+            ListRv::NotOlderThan(x) => {
+                self.waiting_lists.insert(client, x);
+                return Vec::new();
+            }
+            ListRv::Consistent => Ok(Self::etcd_list(store, None).expect("current is readable")),
+            ListRv::Exact(x) => Self::etcd_list(store, Some(x)).map_err(|e| match e {
+                ReadError::Compacted { .. } => ApiError::Expired,
+                ReadError::FutureRev { .. } => ApiError::TooLargeResourceVersion,
+            }),
+        };
+        vec![(client, Message::List(result))]
+    }
+
+    fn etcd_list(store: &Store, at: Option<Rev>) -> Result<ListResponse, ReadError> {
+        let snap = store.range(at)?;
+        Ok(ListResponse { rv: snap.rev, items: snap.kvs.iter().map(|kv| kv.object()).collect() })
+    }
+
+    /// The 3 s freshness wait of a NotOlderThan LIST ran out (A2): `504 Too large resource version`.
+    pub fn list_wait_expired(&mut self, client: ClientId) -> Outbox {
+        match self.waiting_lists.remove(&client) {
+            Some(_) => vec![(client, Message::List(Err(ApiError::TooLargeResourceVersion)))],
+            None => Vec::new(),
+        }
+    }
+
+    /// Answer every waiting LIST the cache can now serve.
+    fn answer_waiting_lists(&mut self, out: &mut Outbox) {
+        let rv = self.cache.rv();
+        let ready: Vec<ClientId> =
+            self.waiting_lists.iter().filter(|(_, x)| **x <= rv).map(|(c, _)| *c).collect();
+        for client in ready {
+            self.waiting_lists.remove(&client);
+            out.push((client, Message::List(Ok(self.cache_list()))));
+        }
+    }
+
+    /// Open a WATCH (A3, A4). Too old: an ERROR 410 event, then the stream closes.
+    pub fn watch(&mut self, client: ClientId, from: WatchFrom, bookmarks: bool) -> Outbox {
+        let mut out = Vec::new();
+        // `start`: events above it are sent; `sent`: what the client has been told so far.
+        let (start, sent) = match from {
+            WatchFrom::Now => {
+                // A3: synthetic ADDED for the current state (in key order, not RV order), then changes.
+                for o in self.cache.objects() {
+                    out.push((client, Message::Event(WatchEvent::Added(*o))));
+                }
+                (self.cache.rv(), self.cache.rv())
+            }
+            WatchFrom::Rv(x) => match self.cache.events_after(x) {
+                None => {
+                    out.push((client, Message::Event(WatchEvent::Error(ApiError::Expired))));
+                    out.push((client, Message::End(WatchEnd::Closed)));
+                    return out;
+                }
+                // A3: a watch from a future X waits for the cache; events up to X are never sent.
+                Some(events) => {
+                    let mut sent = x;
+                    for e in events {
+                        sent = e.rv;
+                        out.push((client, Message::Event(e.event)));
+                    }
+                    (x, sent)
+                }
+            },
+        };
+        self.watches.insert(client, ClientWatch { from: start, sent, bookmarks });
+        out
+    }
+
+    /// Take the next event from etcd into the cache and dispatch it to the watches it matches.
+    pub fn ingest(&mut self, store: &mut Store) -> (IngestOutcome, Outbox) {
+        let mut out = Vec::new();
+        let outcome = match store.send_next(Self::watcher(self.id)) {
+            None => IngestOutcome::Idle,
+            Some(WatchResponse::Progress(rev)) => {
+                self.cache.progress(rev);
+                IngestOutcome::Progress(rev)
+            }
+            // E5: the etcd watch fell below the compacted revision; the cache relists (A5).
+            Some(WatchResponse::Cancelled { .. }) => {
+                out = self.relist_cache(store);
+                IngestOutcome::Relisted
+            }
+            Some(WatchResponse::Event(e)) => match self.cache.ingest(&e, self.flaws) {
+                // A7, simplified: the cache's own reflector relists at once; upstream it first re-watches
+                // on a 500 for up to 30 s (PR #111387), which ends in the same relist here.
+                Ingested::NilPrevKv => {
+                    out = self.relist_cache(store);
+                    IngestOutcome::Relisted
+                }
+                Ingested::Dropped => IngestOutcome::Dropped,
+                Ingested::Applied(ce) => {
+                    for (client, w) in self.watches.iter_mut() {
+                        if ce.rv > w.from {
+                            w.sent = w.sent.max(ce.rv);
+                            out.push((*client, Message::Event(ce.event)));
+                        }
+                    }
+                    IngestOutcome::Event(ce)
+                }
+            },
+        };
+        self.answer_waiting_lists(&mut out);
+        (outcome, out)
+    }
+
+    /// Whether `ingest` has something to do.
+    pub fn can_ingest(&self, store: &Store) -> bool {
+        store.watch_ready(Self::watcher(self.id))
+    }
+
+    /// An etcd progress notification for this cache's watch (E7), when etcd would send one.
+    pub fn progress_notify(&mut self, store: &Store) -> Outbox {
+        let mut out = Vec::new();
+        if let Some(WatchResponse::Progress(rev)) = store.progress(Self::watcher(self.id)) {
+            self.cache.progress(rev);
+            self.answer_waiting_lists(&mut out);
+        }
+        out
+    }
+
+    /// Whether a progress notification would move the cache.
+    pub fn can_progress(&self, store: &Store) -> bool {
+        store.watch_caught_up(Self::watcher(self.id)) && store.rev() > self.cache.rv()
+    }
+
+    /// A bookmark on `client`'s watch (A8): only an RV, and only when it says something new.
+    pub fn bookmark(&mut self, client: ClientId) -> Outbox {
+        let rv = self.cache.rv();
+        match self.watches.get_mut(&client) {
+            Some(w) if w.bookmarks && rv > w.sent => {
+                w.sent = rv;
+                vec![(client, Message::Event(WatchEvent::Bookmark(rv)))]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn can_bookmark(&self, client: ClientId) -> bool {
+        self.watches.get(&client).is_some_and(|w| w.bookmarks && self.cache.rv() > w.sent)
+    }
+
+    /// The server's watch timeout (A9): a clean close, no ERROR.
+    pub fn timeout_watch(&mut self, client: ClientId) -> Outbox {
+        match self.watches.remove(&client) {
+            Some(_) => vec![(client, Message::End(WatchEnd::Closed))],
+            None => Vec::new(),
+        }
+    }
+
+    /// An error after the watch opened: an ERROR event, then the stream closes (A4).
+    pub fn fail_watch(&mut self, client: ClientId, error: ApiError) -> Outbox {
+        match self.watches.remove(&client) {
+            Some(_) => vec![
+                (client, Message::Event(WatchEvent::Error(error))),
+                (client, Message::End(WatchEnd::Closed)),
+            ],
+            None => Vec::new(),
+        }
+    }
+
+    /// The client went away: forget its watch or waiting LIST.
+    pub fn forget(&mut self, client: ClientId) {
+        self.watches.remove(&client);
+        self.waiting_lists.remove(&client);
+    }
+
+    /// Drop the oldest event of the cache's window (eviction, A5).
+    pub fn evict(&mut self) -> bool {
+        self.cache.evict_oldest()
+    }
+
+    /// The cache relists from etcd and closes every watch it serves (A5); their clients re-watch and get
+    /// 410 if they are older than the new window.
+    pub fn relist_cache(&mut self, store: &mut Store) -> Outbox {
+        self.cache = Self::init_cache(self.id, store, self.cache_window);
+        let mut out: Outbox = std::mem::take(&mut self.watches)
+            .into_keys()
+            .map(|c| (c, Message::End(WatchEnd::Closed)))
+            .collect();
+        self.answer_waiting_lists(&mut out);
+        out
+    }
+
+    /// A restart: every connection breaks and the cache starts anew. Returns the clients cut off.
+    pub fn restart(&mut self, store: &mut Store) -> Vec<ClientId> {
+        let mut cut: Vec<ClientId> = self.watches.keys().chain(self.waiting_lists.keys()).copied().collect();
+        cut.sort();
+        cut.dedup();
+        *self = ApiServer::start(self.id, store, self.cache_window, self.flaws);
+        cut
+    }
+}

@@ -1,0 +1,506 @@
+//! The whole system as one value: the etcd store, the API servers, the network, the reflectors with
+//! their caches, the client manager, and the budgets that bound the environment.
+//!
+//! [`System::actions`] lists the enabled steps in a fixed order; [`System::apply`] takes one and
+//! returns what was observed. Nothing here decides protocol behaviour: each step calls the component
+//! that owns the rule and routes what it sends.
+
+use crate::action::{Action, Fault};
+use crate::api::{ApiError, Message, Request};
+use crate::cache::Cache;
+use crate::config::{Config, FaultKind};
+use crate::manager::{ClusterId, Manager, Outcome, RequestId, Step};
+use crate::network::Network;
+use crate::observe::{ClientView, Observed};
+use crate::reflector::{Output, Reflector};
+use crate::server::{ApiServer, Outbox};
+use crate::store::{Prefix, Store};
+use crate::types::{ClientId, Key, Rev, ServerId};
+
+/// One reflector and the cache it feeds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Client {
+    pub reflector: Reflector,
+    pub cache: Cache,
+}
+
+/// What is left of the environment's budgets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Budget {
+    pub writes: u8,
+    pub foreign_writes: u8,
+    pub compactions: u8,
+    pub faults: u8,
+}
+
+/// The error for a step that is not enabled in the current state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotEnabled(pub Action);
+
+impl std::fmt::Display for NotEnabled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "action '{}' is not enabled in this state", self.0)
+    }
+}
+
+impl std::error::Error for NotEnabled {}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct System {
+    config: Config,
+    store: Store,
+    servers: Vec<ApiServer>,
+    network: Network,
+    clients: Vec<Client>,
+    manager: Option<Manager>,
+    budget: Budget,
+}
+
+impl System {
+    /// The initial state: servers with fresh caches, every reflector about to send its first LIST.
+    pub fn new(config: Config) -> Self {
+        let mut store = Store::new(config.tombstones, config.etcd_watch_buffer);
+        let servers = (0..config.servers.max(1))
+            .map(|i| ApiServer::start(ServerId(i), &mut store, config.cache_window, config.flaws))
+            .collect();
+        let clients = (0..config.reflectors)
+            .map(|_| Client {
+                reflector: Reflector::new(config.reflector, config.flaws),
+                cache: Cache::default(),
+            })
+            .collect();
+        let manager = config.manager.map(|m| Manager::new(m.clusters, m.requests, config.flaws));
+        let budget = Budget {
+            writes: config.writes,
+            foreign_writes: config.foreign_writes,
+            compactions: config.compactions,
+            faults: config.faults,
+        };
+        let mut system =
+            System { config, store, servers, network: Network::default(), clients, manager, budget };
+        for i in 0..system.clients.len() {
+            let client = ClientId(i as u8);
+            system.clients[i].reflector.start();
+            system.drain(client, &mut Vec::new());
+        }
+        system
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn servers(&self) -> &[ApiServer] {
+        &self.servers
+    }
+
+    pub fn network(&self) -> &Network {
+        &self.network
+    }
+
+    pub fn manager(&self) -> Option<&Manager> {
+        self.manager.as_ref()
+    }
+
+    pub fn budget(&self) -> Budget {
+        self.budget
+    }
+
+    pub fn client_ids(&self) -> impl Iterator<Item = ClientId> {
+        (0..self.clients.len() as u8).map(ClientId)
+    }
+
+    /// The model reflector of a client: for drivers and traces, not for properties (see [`Self::view`]).
+    pub fn reflector(&self, client: ClientId) -> &Reflector {
+        &self.clients[usize::from(client.0)].reflector
+    }
+
+    /// What a client shows (the observation surface).
+    pub fn view(&self, client: ClientId) -> ClientView<'_> {
+        let c = &self.clients[usize::from(client.0)];
+        let between_events = self.network.conn(client).is_none_or(|conn| conn.queue.is_empty());
+        ClientView {
+            resource_version: c.reflector.resource_version(),
+            synced: c.reflector.has_synced(),
+            between_events,
+            cache: &c.cache,
+        }
+    }
+
+    /// Whether nothing is in flight: every etcd event taken by every cache, no message queued, no
+    /// request unrouted or waiting, no cache behind a progress notification it could get.
+    pub fn settled(&self) -> bool {
+        self.network.idle()
+            && self.network.conns().all(|(_, c)| !c.unrouted())
+            && self.servers.iter().all(|s| {
+                !s.can_ingest(&self.store)
+                    && s.waiting_lists().is_empty()
+                    && !(self.config.progress_notify && s.can_progress(&self.store))
+            })
+    }
+
+    fn fault_ok(&self, kind: FaultKind) -> bool {
+        self.budget.faults > 0 && self.config.fault_kinds.has(kind)
+    }
+
+    fn server_of(&self, client: ClientId) -> Option<ServerId> {
+        self.network.conn(client).and_then(|c| c.server)
+    }
+
+    /// Every enabled step, in a fixed order.
+    pub fn actions(&self, out: &mut Vec<Action>) {
+        if self.budget.writes > 0 {
+            for k in 0..self.config.keys {
+                let key = Key(k);
+                if self.store.get(key).is_some() {
+                    out.push(Action::Update(key));
+                    out.push(Action::Delete(key));
+                } else {
+                    out.push(Action::Create(key));
+                }
+            }
+        }
+        if self.budget.foreign_writes > 0 {
+            out.push(Action::WriteOther);
+        }
+        if self.budget.compactions > 0 {
+            for r in self.store.compacted().0 + 1..=self.store.rev().0 {
+                out.push(Action::Compact(Rev(r)));
+            }
+        }
+        for s in &self.servers {
+            if s.can_ingest(&self.store) {
+                out.push(Action::Ingest(s.id()));
+            }
+            if self.config.progress_notify && s.can_progress(&self.store) {
+                out.push(Action::ProgressNotify(s.id()));
+            }
+        }
+        for (client, conn) in self.network.conns() {
+            match conn.server {
+                None => {
+                    out.extend(self.servers.iter().map(|s| Action::Route(client, s.id())));
+                    for (kind, error) in [
+                        (FaultKind::TooManyRequests, ApiError::TooManyRequests),
+                        (FaultKind::InternalError, ApiError::InternalError),
+                        (FaultKind::ConnectionRefused, ApiError::ConnectionRefused),
+                    ] {
+                        if self.fault_ok(kind) {
+                            out.push(Action::Fault(Fault::Refuse(client, error)));
+                        }
+                    }
+                }
+                Some(server) => {
+                    let s = &self.servers[usize::from(server.0)];
+                    if !conn.queue.is_empty() {
+                        out.push(Action::Deliver(client));
+                    }
+                    if s.waiting_lists().contains_key(&client) {
+                        out.push(Action::ListWaitExpired(client));
+                    }
+                    if s.can_bookmark(client) {
+                        out.push(Action::Bookmark(client));
+                    }
+                    if s.watches().contains_key(&client) {
+                        if self.fault_ok(FaultKind::ServerTimeout) {
+                            out.push(Action::Fault(Fault::ServerTimeout(client)));
+                        }
+                        if self.fault_ok(FaultKind::InternalError) {
+                            out.push(Action::Fault(Fault::WatchError(client, ApiError::InternalError)));
+                        }
+                    }
+                    if self.fault_ok(FaultKind::Disconnect) {
+                        out.push(Action::Fault(Fault::Disconnect(client)));
+                    }
+                }
+            }
+        }
+        for client in self.client_ids() {
+            if self.reflector(client).next_timer().is_some() {
+                out.push(Action::FireTimer(client));
+            }
+        }
+        for s in &self.servers {
+            if self.fault_ok(FaultKind::CacheEviction) && s.cache().window().next().is_some() {
+                out.push(Action::Fault(Fault::EvictCache(s.id())));
+            }
+            if self.fault_ok(FaultKind::CacheRelist) {
+                out.push(Action::Fault(Fault::RelistCache(s.id())));
+            }
+            if self.fault_ok(FaultKind::ServerRestart) {
+                out.push(Action::Fault(Fault::RestartServer(s.id())));
+            }
+        }
+        if let Some(m) = &self.manager {
+            for (id, _) in m.requests() {
+                if m.can_step(id) {
+                    out.push(Action::ManagerStep(id));
+                }
+                if m.can_time_out(id) {
+                    out.push(Action::ManagerTimeout(id));
+                }
+            }
+            for cluster in m.clusters() {
+                if m.can_sync(cluster) {
+                    out.push(Action::ClusterSync(cluster));
+                }
+                if m.is_paused(cluster) {
+                    out.push(Action::ResumeCluster(cluster));
+                } else if self.fault_ok(FaultKind::PauseCluster) {
+                    out.push(Action::Fault(Fault::PauseCluster(cluster)));
+                }
+            }
+        }
+    }
+
+    /// Whether a step is enabled now.
+    pub fn enabled(&self, action: Action) -> bool {
+        let mut all = Vec::new();
+        self.actions(&mut all);
+        all.contains(&action)
+    }
+
+    /// Take a step after checking that it is enabled.
+    pub fn try_apply(&mut self, action: Action) -> Result<Vec<Observed>, NotEnabled> {
+        if !self.enabled(action) {
+            return Err(NotEnabled(action));
+        }
+        Ok(self.apply(action))
+    }
+
+    /// Take one step. A step that is not enabled changes nothing of consequence; use
+    /// [`Self::try_apply`] where the action comes from outside.
+    pub fn apply(&mut self, action: Action) -> Vec<Observed> {
+        let mut seen = Vec::new();
+        match action {
+            Action::Create(key) | Action::Update(key) => {
+                self.budget.writes = self.budget.writes.saturating_sub(1);
+                let kv = self.store.put(Prefix::Watched, key);
+                seen.push(Observed::Wrote { rev: kv.mod_rev, key, deleted: false });
+            }
+            Action::Delete(key) => {
+                self.budget.writes = self.budget.writes.saturating_sub(1);
+                if let Ok(rev) = self.store.delete(Prefix::Watched, key) {
+                    seen.push(Observed::Wrote { rev, key, deleted: true });
+                }
+            }
+            Action::WriteOther => {
+                self.budget.foreign_writes = self.budget.foreign_writes.saturating_sub(1);
+                self.store.put(Prefix::Other, Key(0));
+            }
+            Action::Compact(rev) => {
+                self.budget.compactions = self.budget.compactions.saturating_sub(1);
+                let _ = self.store.compact(rev);
+            }
+            Action::Ingest(s) => {
+                let (_, out) = self.servers[usize::from(s.0)].ingest(&mut self.store);
+                self.route(out);
+            }
+            Action::ProgressNotify(s) => {
+                let out = self.servers[usize::from(s.0)].progress_notify(&self.store);
+                self.route(out);
+            }
+            Action::Route(client, s) => {
+                if let Some(request) = self.network.route(client, s) {
+                    seen.push(Observed::Routed { client, server: s });
+                    let server = &mut self.servers[usize::from(s.0)];
+                    let out = match request {
+                        Request::List { rv } => server.list(client, rv, &self.store),
+                        Request::Watch { from, bookmarks, .. } => server.watch(client, from, bookmarks),
+                    };
+                    self.route(out);
+                }
+            }
+            Action::ListWaitExpired(client) => {
+                if let Some(s) = self.server_of(client) {
+                    let out = self.servers[usize::from(s.0)].list_wait_expired(client);
+                    self.route(out);
+                }
+            }
+            Action::Deliver(client) => {
+                if let Some(message) = self.network.deliver(client) {
+                    self.receive(client, message, &mut seen);
+                }
+            }
+            Action::Bookmark(client) => {
+                if let Some(s) = self.server_of(client) {
+                    let out = self.servers[usize::from(s.0)].bookmark(client);
+                    self.route(out);
+                }
+            }
+            Action::FireTimer(client) => {
+                let r = &mut self.clients[usize::from(client.0)].reflector;
+                if let Some((timer, _)) = r.next_timer() {
+                    r.handle_timeout(timer);
+                    seen.push(Observed::TimerFired { client, timer });
+                    self.drain(client, &mut seen);
+                }
+            }
+            Action::Fault(fault) => {
+                self.budget.faults = self.budget.faults.saturating_sub(1);
+                self.fault(fault, &mut seen);
+            }
+            Action::ManagerStep(id) => self.manager_step(id, &mut seen),
+            Action::ManagerTimeout(id) => {
+                if let Some(m) = &mut self.manager {
+                    m.time_out(id);
+                }
+                self.manager_done(id, &mut seen);
+            }
+            Action::ClusterSync(cluster) => {
+                if let Some(m) = &mut self.manager {
+                    m.sync(cluster);
+                }
+            }
+            Action::ResumeCluster(cluster) => {
+                if let Some(m) = &mut self.manager {
+                    m.resume(cluster);
+                }
+            }
+        }
+        seen
+    }
+
+    fn manager_step(&mut self, id: RequestId, seen: &mut Vec<Observed>) {
+        if let Some(m) = &mut self.manager {
+            m.step(id);
+        }
+        self.manager_done(id, seen);
+    }
+
+    fn manager_done(&self, id: RequestId, seen: &mut Vec<Observed>) {
+        let Some(r) = self.manager.as_ref().and_then(|m| m.request(id)) else { return };
+        if let Step::Done(outcome) = r.step {
+            seen.push(Observed::ManagerDone {
+                request: id,
+                cluster: r.cluster,
+                served: outcome == Outcome::Served,
+            });
+        }
+    }
+
+    fn fault(&mut self, fault: Fault, seen: &mut Vec<Observed>) {
+        match fault {
+            Fault::Disconnect(client) => self.break_conn(client, seen),
+            Fault::ServerTimeout(client) => {
+                if let Some(s) = self.server_of(client) {
+                    let out = self.servers[usize::from(s.0)].timeout_watch(client);
+                    self.route(out);
+                }
+            }
+            Fault::WatchError(client, error) => {
+                if let Some(s) = self.server_of(client) {
+                    let out = self.servers[usize::from(s.0)].fail_watch(client, error);
+                    self.route(out);
+                }
+            }
+            Fault::Refuse(client, error) => {
+                if let Some(conn) = self.network.close(client) {
+                    let message = if conn.request.is_list() {
+                        Message::List(Err(error))
+                    } else {
+                        Message::WatchRefused(error)
+                    };
+                    self.receive(client, message, seen);
+                }
+            }
+            Fault::EvictCache(s) => {
+                self.servers[usize::from(s.0)].evict();
+            }
+            Fault::RelistCache(s) => {
+                let out = self.servers[usize::from(s.0)].relist_cache(&mut self.store);
+                self.route(out);
+            }
+            Fault::RestartServer(s) => {
+                self.servers[usize::from(s.0)].restart(&mut self.store);
+                for client in self
+                    .network
+                    .conns()
+                    .filter(|(_, c)| c.server == Some(s))
+                    .map(|(c, _)| c)
+                    .collect::<Vec<_>>()
+                {
+                    self.break_conn(client, seen);
+                }
+            }
+            Fault::PauseCluster(cluster) => {
+                if let Some(m) = &mut self.manager {
+                    m.pause(cluster);
+                }
+            }
+        }
+    }
+
+    /// A client's connection breaks: the server forgets it, the client sees the breakage.
+    fn break_conn(&mut self, client: ClientId, seen: &mut Vec<Observed>) {
+        let Some(conn) = self.network.close(client) else { return };
+        if let Some(s) = conn.server {
+            self.servers[usize::from(s.0)].forget(client);
+        }
+        seen.push(Observed::Broken { client });
+        let r = &mut self.clients[usize::from(client.0)].reflector;
+        if conn.request.is_list() {
+            r.handle_list_result(Err(ApiError::Disconnected));
+        } else {
+            r.handle_watch_ended(crate::api::WatchEnd::Disconnected);
+        }
+        self.drain(client, seen);
+    }
+
+    /// Hand a message to a client's reflector.
+    fn receive(&mut self, client: ClientId, message: Message, seen: &mut Vec<Observed>) {
+        seen.push(Observed::Received { client, message: message.clone() });
+        let r = &mut self.clients[usize::from(client.0)].reflector;
+        match message {
+            Message::List(result) => r.handle_list_result(result),
+            Message::WatchRefused(error) => r.handle_watch_refused(error),
+            Message::Event(event) => r.handle_watch_event(event),
+            Message::End(end) => r.handle_watch_ended(end),
+        }
+        self.drain(client, seen);
+    }
+
+    /// Carry out everything a reflector asked for.
+    fn drain(&mut self, client: ClientId, seen: &mut Vec<Observed>) {
+        let i = usize::from(client.0);
+        while let Some(output) = self.clients[i].reflector.poll_output() {
+            match output {
+                Output::Send(request) => {
+                    seen.push(Observed::Sent { client, request });
+                    self.network.open(client, request);
+                }
+                Output::Cancel => {
+                    if let Some(conn) = self.network.close(client) {
+                        if let Some(s) = conn.server {
+                            self.servers[usize::from(s.0)].forget(client);
+                        }
+                        seen.push(Observed::Cancelled { client });
+                    }
+                }
+                Output::Cache(op) => {
+                    let mut notes = Vec::new();
+                    self.clients[i].cache.apply(&op, self.config.flaws, &mut notes);
+                    seen.extend(
+                        notes.into_iter().map(|notification| Observed::Notified { client, notification }),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Put what servers sent on the connections.
+    fn route(&mut self, out: Outbox) {
+        for (client, message) in out {
+            self.network.push(client, message);
+        }
+    }
+
+    /// The cluster ids the manager knows, for callers that enumerate.
+    pub fn clusters(&self) -> Vec<ClusterId> {
+        self.manager.as_ref().map(|m| m.clusters().collect()).unwrap_or_default()
+    }
+}
