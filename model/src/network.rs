@@ -1,8 +1,13 @@
 //! The network between reflectors and API servers: one connection per client at a time, each an ordered
 //! queue of messages from server to client.
 //!
-//! A request waits on its connection until the environment routes it to a server (load balancing is a
-//! choice the checker explores, A10); a broken connection loses whatever was queued on it.
+//! A request waits on its connection until the environment routes it to a server; a broken connection
+//! loses whatever was queued on it.
+//!
+//! Affinity: client-go sends every request of a client over one HTTP/2 connection, so all of them reach
+//! the same API server until that connection breaks or is refused; only then may the load balancer pick
+//! another one (A10). That is how a relist can land on a lagging server, and how a retry loop can keep
+//! meeting the same stuck one.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -29,6 +34,8 @@ impl Conn {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Network {
     conns: BTreeMap<ClientId, Conn>,
+    /// The server a client's transport is attached to, until it breaks.
+    affinity: BTreeMap<ClientId, ServerId>,
 }
 
 impl Network {
@@ -46,10 +53,24 @@ impl Network {
         self.conns.iter().map(|(c, conn)| (*c, conn))
     }
 
+    /// The servers a client's pending request may reach: its current one, or any after a break.
+    pub fn may_route(&self, client: ClientId, server: ServerId) -> bool {
+        self.affinity.get(&client).is_none_or(|s| *s == server)
+    }
+
+    /// The server a client's transport is attached to.
+    pub fn affinity(&self, client: ClientId) -> Option<ServerId> {
+        self.affinity.get(&client).copied()
+    }
+
     /// Route a connection's request to a server.
     pub fn route(&mut self, client: ClientId, server: ServerId) -> Option<Request> {
+        if !self.may_route(client, server) {
+            return None;
+        }
         let conn = self.conns.get_mut(&client)?;
         conn.server = Some(server);
+        self.affinity.insert(client, server);
         Some(conn.request)
     }
 
@@ -71,19 +92,21 @@ impl Network {
         Some(message)
     }
 
-    /// Close (client side) or break a connection, losing its queue.
+    /// Close a connection from the client side, losing its queue; the transport stays attached.
     pub fn close(&mut self, client: ClientId) -> Option<Conn> {
         self.conns.remove(&client)
     }
 
-    /// Break every connection to a server (a restart). Returns the clients cut off.
-    pub fn break_server(&mut self, server: ServerId) -> Vec<ClientId> {
-        let cut: Vec<ClientId> =
-            self.conns.iter().filter(|(_, c)| c.server == Some(server)).map(|(id, _)| *id).collect();
-        for client in &cut {
-            self.conns.remove(client);
-        }
-        cut
+    /// Break a connection (or refuse it): its queue is lost and the client's transport detaches, so
+    /// the next request may reach any server.
+    pub fn break_conn(&mut self, client: ClientId) -> Option<Conn> {
+        self.affinity.remove(&client);
+        self.conns.remove(&client)
+    }
+
+    /// A server went away: every transport attached to it detaches, idle or not.
+    pub fn detach_server(&mut self, server: ServerId) {
+        self.affinity.retain(|_, s| *s != server);
     }
 
     /// Whether nothing is in flight anywhere.

@@ -277,12 +277,9 @@ impl ApiServer {
         out
     }
 
-    /// A restart: every connection breaks and the cache starts anew. Returns the clients cut off.
-    pub fn restart(&mut self, store: &mut Store) -> Vec<ClientId> {
-        let mut cut: Vec<ClientId> = self.watches.keys().chain(self.waiting_lists.keys()).copied().collect();
-        cut.sort();
-        cut.dedup();
+    /// A restart: the cache starts anew and every watch and waiting LIST is gone (the network breaks
+    /// their connections).
+    pub fn restart(&mut self, store: &mut Store) {
         *self = ApiServer::start(self.id, store, self.cache_window, self.flaws);
-        cut
     }
 }

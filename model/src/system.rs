@@ -57,8 +57,13 @@ pub struct System {
 }
 
 impl System {
-    /// The initial state: servers with fresh caches, every reflector about to send its first LIST.
+    /// The initial state: servers with fresh caches, every reflector's first LIST sent.
     pub fn new(config: Config) -> Self {
+        Self::start(config).0
+    }
+
+    /// [`Self::new`], with what was observed while starting (every reflector's first request).
+    pub fn start(config: Config) -> (Self, Vec<Observed>) {
         let mut store = Store::new(config.tombstones, config.etcd_watch_buffer);
         let servers = (0..config.servers.max(1))
             .map(|i| ApiServer::start(ServerId(i), &mut store, config.cache_window, config.flaws))
@@ -78,12 +83,12 @@ impl System {
         };
         let mut system =
             System { config, store, servers, network: Network::default(), clients, manager, budget };
+        let mut seen = Vec::new();
         for i in 0..system.clients.len() {
-            let client = ClientId(i as u8);
             system.clients[i].reflector.start();
-            system.drain(client, &mut Vec::new());
+            system.drain(ClientId(i as u8), &mut seen);
         }
-        system
+        (system, seen)
     }
 
     pub fn config(&self) -> &Config {
@@ -183,7 +188,12 @@ impl System {
         for (client, conn) in self.network.conns() {
             match conn.server {
                 None => {
-                    out.extend(self.servers.iter().map(|s| Action::Route(client, s.id())));
+                    out.extend(
+                        self.servers
+                            .iter()
+                            .filter(|s| self.network.may_route(client, s.id()))
+                            .map(|s| Action::Route(client, s.id())),
+                    );
                     for (kind, error) in [
                         (FaultKind::TooManyRequests, ApiError::TooManyRequests),
                         (FaultKind::InternalError, ApiError::InternalError),
@@ -399,7 +409,11 @@ impl System {
                 }
             }
             Fault::Refuse(client, error) => {
-                if let Some(conn) = self.network.close(client) {
+                let conn = match error {
+                    ApiError::ConnectionRefused => self.network.break_conn(client),
+                    _ => self.network.close(client),
+                };
+                if let Some(conn) = conn {
                     let message = if conn.request.is_list() {
                         Message::List(Err(error))
                     } else {
@@ -417,15 +431,12 @@ impl System {
             }
             Fault::RestartServer(s) => {
                 self.servers[usize::from(s.0)].restart(&mut self.store);
-                for client in self
-                    .network
-                    .conns()
-                    .filter(|(_, c)| c.server == Some(s))
-                    .map(|(c, _)| c)
-                    .collect::<Vec<_>>()
-                {
+                let cut: Vec<ClientId> =
+                    self.network.conns().filter(|(_, c)| c.server == Some(s)).map(|(c, _)| c).collect();
+                for client in cut {
                     self.break_conn(client, seen);
                 }
+                self.network.detach_server(s);
             }
             Fault::PauseCluster(cluster) => {
                 if let Some(m) = &mut self.manager {
@@ -437,7 +448,7 @@ impl System {
 
     /// A client's connection breaks: the server forgets it, the client sees the breakage.
     fn break_conn(&mut self, client: ClientId, seen: &mut Vec<Observed>) {
-        let Some(conn) = self.network.close(client) else { return };
+        let Some(conn) = self.network.break_conn(client) else { return };
         if let Some(s) = conn.server {
             self.servers[usize::from(s.0)].forget(client);
         }

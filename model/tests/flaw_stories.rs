@@ -1,0 +1,244 @@
+//! Every flaw's own story, step by step, run with the flaw on and off: the outcomes must differ, and
+//! the correct system must come out right.
+
+mod support;
+
+use listwatch_model::manager::{ClusterId, LockMode, Outcome, RequestId, Step};
+use listwatch_model::{
+    Action, ApiError, Config, Fault, FaultKind, FaultKinds, Flaw, Flaws, Key, ListRv, ManagerConfig, Message,
+    Notification, Observed, Phase, Request, Rev, Timer, WatchEvent,
+};
+use support::{Story, R, S0, S1};
+
+const A: Key = Key(0);
+const B: Key = Key(1);
+
+fn scope(keys: u8, writes: u8, faults: u8) -> Config {
+    Config { keys, writes, faults, compactions: 0, cache_window: 8, ..Config::default() }
+}
+
+/// Both variants of a story: `(flawed, correct)`.
+fn both(flaw: Flaw, config: Config, story: impl Fn(&mut Story)) -> (Story, Story) {
+    let mut flawed = Story::new(config.with_flaws(Flaws::only(flaw)));
+    let mut correct = Story::new(config.with_flaws(Flaws::NONE));
+    story(&mut flawed);
+    story(&mut correct);
+    (flawed, correct)
+}
+
+fn rvs(events: &[WatchEvent]) -> Vec<u32> {
+    events.iter().filter_map(|e| e.rv()).map(|r| r.0).collect()
+}
+
+/// Seed 000, kubernetes#58545: create A, create B, delete B, delete A, disconnect, re-watch.
+#[test]
+fn stale_delete_rv_sends_rvs_backwards_and_the_rewatch_replays_deletes() {
+    let (flawed, correct) = both(Flaw::StaleDeleteRv, scope(2, 4, 1), |s| {
+        s.serve(R, S0).step(Action::Route(R, S0));
+        s.steps(&[Action::Create(A), Action::Create(B), Action::Delete(B), Action::Delete(A)]);
+        s.ingest(S0).deliver(R);
+    });
+    assert_eq!(rvs(&correct.received_events(R)), vec![1, 2, 3, 4]);
+    assert_eq!(rvs(&flawed.received_events(R)), vec![1, 2, 2, 1], "DELETEs carry the objects' old RVs");
+    assert_eq!(correct.sys.view(R).resource_version, Rev(4));
+    assert_eq!(flawed.sys.view(R).resource_version, Rev(2));
+    // The flawed reflector's cache is not the store's state at the RV it claims: B existed at 2.
+    assert_eq!(flawed.sys.store().truth_at(Rev(2)).into_keys().collect::<Vec<_>>(), vec![A, B]);
+    assert!(flawed.cache_keys(R).is_empty());
+
+    let replay = |mut s: Story| {
+        s.step(Action::Fault(Fault::Disconnect(R)));
+        let mark = s.mark();
+        s.serve(R, S0);
+        s.since(mark).iter().filter(|o| matches!(o, Observed::Received { .. })).count()
+    };
+    assert_eq!(replay(correct), 0, "the re-watch from 4 has nothing to replay");
+    // client-go without our RV guard would claim 1 and get ADDED B back: B resurrected.
+    assert_eq!(replay(flawed), 2, "DELETED B and DELETED A arrive a second time");
+}
+
+/// Seed 001, kubernetes#76624 and etcd#10681: a DELETE whose prev_kv was compacted before etcd sent it.
+#[test]
+fn nil_prevkv_dropped_keeps_a_deleted_object_forever() {
+    let config = Config { compactions: 1, ..scope(1, 2, 0) };
+    let (flawed, correct) = both(Flaw::NilPrevKvDropped, config, |s| {
+        s.serve(R, S0).step(Action::Route(R, S0));
+        s.step(Action::Create(A)).ingest(S0).deliver(R).fire_until(R, Timer::WatchAged);
+        s.steps(&[Action::Delete(A), Action::Compact(Rev(2))]).ingest(S0).deliver(R);
+        // Whatever the reflector does next (re-watch, 410, backoff, relist), let it run to the end.
+        s.recover(R, S0);
+    });
+    assert!(correct.truth_keys().is_empty());
+    assert!(correct.cache_keys(R).is_empty(), "the cache relisted, the reflector got 410 and relisted");
+    assert!(correct.log.iter().any(|o| matches!(
+        o,
+        Observed::Notified { notification: Notification::DeletedFinalStateUnknown(obj), .. } if obj.key == A
+    )));
+    assert!(flawed.sys.settled(), "nothing left in flight");
+    assert_eq!(flawed.cache_keys(R), vec![A], "A stays in the reflector's cache");
+    assert_eq!(flawed.sys.servers()[0].cache().objects().count(), 1, "and in the API server's cache");
+}
+
+/// Seed 002, PR #89652: every client-side watch timeout becomes a full LIST.
+#[test]
+fn relist_on_timeout_turns_every_timeout_into_a_list() {
+    let (flawed, correct) = both(Flaw::RelistOnTimeout, scope(1, 0, 0), |s| {
+        s.serve(R, S0).step(Action::Route(R, S0));
+        for _ in 0..3 {
+            s.fire_until(R, Timer::WatchTimeout);
+            while s.sys.enabled(Action::Route(R, S0)) {
+                s.serve(R, S0);
+            }
+        }
+    });
+    assert_eq!(correct.lists(R), vec![ListRv::Any]);
+    assert_eq!(flawed.lists(R).len(), 4, "the first sync and one LIST per timeout");
+}
+
+/// Seed 003: the server ends the watch cleanly; a raw-watch consumer that returns never watches again.
+#[test]
+fn stop_on_close_freezes_the_cache() {
+    let (flawed, correct) = both(Flaw::StopOnClose, scope(1, 1, 1), |s| {
+        s.serve(R, S0).step(Action::Route(R, S0)).fire_until(R, Timer::WatchAged);
+        s.step(Action::Fault(Fault::ServerTimeout(R))).deliver(R);
+        if s.sys.enabled(Action::Route(R, S0)) {
+            s.step(Action::Route(R, S0));
+        }
+        s.step(Action::Create(A)).ingest(S0).deliver(R);
+    });
+    assert_eq!(correct.cache_keys(R), vec![A]);
+    assert_eq!(flawed.sys.reflector(R).phase(), Phase::Stopped);
+    assert!(flawed.cache_keys(R).is_empty(), "A never reaches the cache");
+    assert!(flawed.sys.settled() && flawed.sys.reflector(R).next_timer().is_none(), "and nothing ever will");
+}
+
+/// Seed 003, kubernetes#104171: the consumer keeps reading the closed channel.
+#[test]
+fn spin_on_close_busy_loops_without_progress() {
+    let (mut flawed, correct) = both(Flaw::SpinOnClose, scope(1, 0, 1), |s| {
+        s.serve(R, S0).step(Action::Route(R, S0)).fire_until(R, Timer::WatchAged);
+        s.step(Action::Fault(Fault::ServerTimeout(R))).deliver(R);
+    });
+    assert!(correct.sys.reflector(R).next_timer().is_some_and(|(_, ms)| ms > 0));
+    assert!(matches!(correct.sent(R).last(), Some(Request::Watch { .. })));
+    assert_eq!(flawed.sys.reflector(R).next_timer(), Some((Timer::Spin, 0)));
+    let mark = flawed.mark();
+    for _ in 0..100 {
+        flawed.step(Action::FireTimer(R));
+    }
+    let progress = flawed.since(mark).iter().any(|o| !matches!(o, Observed::TimerFired { .. }));
+    assert!(!progress, "a hundred zero-delay steps, not one request");
+}
+
+/// Seed 004: one unreachable cluster hangs every other cluster's request.
+#[test]
+fn sync_under_lock_hangs_other_clusters() {
+    let config = Config {
+        reflectors: 0,
+        writes: 0,
+        faults: 1,
+        fault_kinds: FaultKinds::NONE.with(FaultKind::PauseCluster),
+        manager: Some(ManagerConfig { clusters: 2, requests: 2 }),
+        ..Config::default()
+    };
+    let (r0, r1) = (RequestId(0), RequestId(1));
+    let (flawed, correct) = both(Flaw::SyncUnderLock, config, |s| {
+        s.step(Action::Fault(Fault::PauseCluster(ClusterId(0))));
+        for _ in 0..4 {
+            s.step(Action::ManagerStep(r0));
+        }
+        while s.sys.enabled(Action::ManagerStep(r1)) {
+            s.step(Action::ManagerStep(r1));
+            if s.sys.enabled(Action::ClusterSync(ClusterId(1))) {
+                s.step(Action::ClusterSync(ClusterId(1)));
+            }
+        }
+    });
+    let m = correct.sys.manager().unwrap();
+    assert_eq!(m.request(r1).unwrap().step, Step::Done(Outcome::Served), "cluster 1 is served");
+    assert_eq!(m.held(r0), None);
+    assert!(correct.sys.enabled(Action::ManagerTimeout(r0)), "cluster 0's caller gets a timeout");
+
+    let m = flawed.sys.manager().unwrap();
+    assert_eq!(m.held(r0), Some(LockMode::Write));
+    assert!(m.waits_unbounded(r0));
+    assert_eq!(m.request(r1).unwrap().step, Step::WantRead, "cluster 1's request waits for the lock");
+    assert!(!flawed.sys.enabled(Action::ManagerStep(r1)) && !flawed.sys.enabled(Action::ManagerTimeout(r0)));
+}
+
+/// kubernetes#59848: after its transport breaks, the reflector relists from a lagging server with rv="0".
+#[test]
+fn relist_from_stale_cache_brings_a_deleted_object_back() {
+    let config = Config { servers: 2, ..scope(1, 2, 2) };
+    let (flawed, correct) = both(Flaw::RelistFromStaleCache, config, |s| {
+        s.step(Action::Create(A)).ingest(S0).ingest(S1);
+        s.serve(R, S0).step(Action::Route(R, S0));
+        s.step(Action::Delete(A)).ingest(S0).deliver(R);
+        s.step(Action::Fault(Fault::Disconnect(R))).step(Action::Route(R, S1));
+        s.step(Action::Fault(Fault::WatchError(R, ApiError::InternalError))).deliver(R);
+        s.fire_until(R, Timer::Backoff).step(Action::Route(R, S1)).deliver(R);
+        s.ingest(S1).deliver(R);
+    });
+    assert_eq!(correct.lists(R), vec![ListRv::Any, ListRv::NotOlderThan(Rev(2))]);
+    assert!(correct.cache_keys(R).is_empty());
+    assert_eq!(correct.sys.view(R).resource_version, Rev(2));
+    assert_eq!(flawed.lists(R), vec![ListRv::Any, ListRv::Any]);
+    assert_eq!(flawed.cache_keys(R), vec![A], "A, deleted at 2, is back");
+    assert!(
+        flawed.log.iter().any(|o| matches!(
+            o,
+            Observed::Received { message: Message::List(Ok(l)), .. } if l.rv == Rev(1)
+        )),
+        "the relist went back in time from RV 2 to 1"
+    );
+}
+
+/// kubernetes#91073 / #107133: the cache of the server a reflector sticks to never reaches its RV.
+#[test]
+fn retry_too_large_rv_never_syncs_again() {
+    let config = Config { servers: 2, foreign_writes: 1, ..scope(1, 1, 3) };
+    let (flawed, correct) = both(Flaw::RetryTooLargeRv, config, |s| {
+        s.step(Action::Create(A)).ingest(S0).ingest(S1);
+        s.step(Action::WriteOther); // revision 2: no event for the watched resource
+        s.step(Action::Fault(Fault::RelistCache(S0))); // apiserver-0's cache relists at the global RV 2
+        s.serve(R, S0).step(Action::Route(R, S0)).fire_until(R, Timer::WatchAged);
+        s.step(Action::Fault(Fault::Disconnect(R))).step(Action::Route(R, S1));
+        s.step(Action::Fault(Fault::WatchError(R, ApiError::InternalError))).deliver(R);
+        for _ in 0..5 {
+            if s.sys.reflector(R).next_timer().map(|t| t.0) == Some(Timer::Backoff) {
+                s.fire_until(R, Timer::Backoff);
+            }
+            if s.sys.enabled(Action::Route(R, S1)) {
+                s.step(Action::Route(R, S1)).deliver(R);
+            }
+            if s.sys.enabled(Action::ListWaitExpired(R)) {
+                s.step(Action::ListWaitExpired(R)).deliver(R);
+            }
+        }
+    });
+    assert_eq!(correct.lists(R)[1..], [ListRv::NotOlderThan(Rev(2)), ListRv::Consistent]);
+    assert!(matches!(correct.sys.reflector(R).phase(), Phase::Watching { from: Rev(2), .. }));
+    let flawed_lists = flawed.lists(R);
+    assert_eq!(flawed_lists.len(), 6);
+    assert!(flawed_lists[1..].iter().all(|rv| *rv == ListRv::NotOlderThan(Rev(2))), "{flawed_lists:?}");
+    let ok_lists =
+        flawed.log.iter().filter(|o| matches!(o, Observed::Received { message: Message::List(Ok(_)), .. }));
+    assert_eq!(ok_lists.count(), 1, "only the first LIST ever succeeded");
+}
+
+/// C7, the repair of seed 001: a DELETE missed while the watch was down is repaired by the relist.
+#[test]
+fn replace_keeps_missing_never_repairs_a_missed_delete() {
+    let config = Config { cache_window: 1, ..scope(2, 3, 1) };
+    let (flawed, correct) = both(Flaw::ReplaceKeepsMissing, config, |s| {
+        s.step(Action::Create(A)).ingest(S0);
+        s.serve(R, S0).step(Action::Route(R, S0)).fire_until(R, Timer::WatchAged);
+        s.step(Action::Fault(Fault::Disconnect(R)));
+        s.steps(&[Action::Delete(A), Action::Create(B)]).ingest(S0);
+        s.serve(R, S0); // re-watch from 1: older than the window, 410
+        s.fire_until(R, Timer::Backoff).serve(R, S0); // relist
+    });
+    assert_eq!(correct.cache_keys(R), vec![B]);
+    assert_eq!(correct.truth_keys(), vec![B]);
+    assert_eq!(flawed.cache_keys(R), vec![A, B], "A was deleted at 2 but stays");
+}

@@ -1,0 +1,238 @@
+//! SEMANTICS C1–C9: the reflector (sans-IO), its cache and the client manager, one test (or more) per rule.
+
+use listwatch_model::manager::{ClusterId, LockMode, Manager, Outcome, RequestId, Step};
+use listwatch_model::{
+    ApiError, Cache, CacheOp, Flaws, Key, ListResponse, ListRv, Next, Notification, Object, Output, Phase,
+    Reflector, ReflectorConfig, Request, Rev, Timer, Uid, WatchEnd, WatchEvent, WatchFrom,
+};
+
+fn obj(key: u8, rv: u32) -> Object {
+    Object { key: Key(key), uid: Uid(Rev(rv)), rv: Rev(rv), version: 1 }
+}
+
+fn drain(r: &mut Reflector) -> Vec<Output> {
+    std::iter::from_fn(|| r.poll_output()).collect()
+}
+
+fn requests(outputs: &[Output]) -> Vec<Request> {
+    outputs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Send(req) => Some(*req),
+            _ => None,
+        })
+        .collect()
+}
+
+fn watch_from(rv: u32) -> Request {
+    let c = ReflectorConfig::default();
+    Request::Watch {
+        from: WatchFrom::Rv(Rev(rv)),
+        timeout_secs: c.watch_timeout_secs,
+        bookmarks: c.bookmarks,
+    }
+}
+
+/// A reflector that has listed at `rv` and opened its watch.
+fn watching(rv: u32, flaws: Flaws) -> Reflector {
+    let mut r = Reflector::new(ReflectorConfig::default(), flaws);
+    r.start();
+    drain(&mut r);
+    r.handle_list_result(Ok(ListResponse { rv: Rev(rv), items: vec![obj(0, rv)] }));
+    assert_eq!(requests(&drain(&mut r)), vec![watch_from(rv)]);
+    r
+}
+
+fn fire_next(r: &mut Reflector) -> Timer {
+    let (timer, _) = r.next_timer().expect("a timer is armed");
+    r.handle_timeout(timer);
+    timer
+}
+
+#[test]
+fn c1_backoff_doubles_from_800ms_caps_at_30s_and_resets_after_two_healthy_minutes() {
+    let mut r = Reflector::new(ReflectorConfig::default(), Flaws::NONE);
+    r.start();
+    drain(&mut r);
+    let mut waits = Vec::new();
+    for _ in 0..8 {
+        r.handle_list_result(Err(ApiError::InternalError));
+        let (timer, ms) = r.next_timer().unwrap();
+        assert_eq!(timer, Timer::Backoff);
+        waits.push(ms);
+        r.handle_timeout(Timer::Backoff);
+        assert_eq!(requests(&drain(&mut r)), vec![Request::List { rv: ListRv::Any }]);
+    }
+    assert_eq!(waits, vec![800, 1600, 3200, 6400, 12800, 25600, 30000, 30000]);
+    r.handle_list_result(Ok(ListResponse { rv: Rev(3), items: vec![] }));
+    drain(&mut r);
+    assert_eq!(fire_next(&mut r), Timer::WatchAged);
+    assert_eq!(fire_next(&mut r), Timer::BackoffReset);
+    r.handle_watch_event(WatchEvent::Error(ApiError::Expired));
+    assert_eq!(r.next_timer(), Some((Timer::Backoff, 800)), "reset after two healthy minutes");
+}
+
+#[test]
+fn c2_first_list_is_rv0_relist_is_not_older_than_and_410_falls_back_to_consistent() {
+    let mut r = Reflector::new(ReflectorConfig::default(), Flaws::NONE);
+    assert_eq!(r.phase(), Phase::Empty);
+    r.start();
+    assert_eq!(requests(&drain(&mut r)), vec![Request::List { rv: ListRv::Any }]);
+    r.handle_list_result(Ok(ListResponse { rv: Rev(5), items: vec![obj(0, 5)] }));
+    let out = drain(&mut r);
+    assert_eq!(out[0], Output::Cache(CacheOp::Replace { items: vec![obj(0, 5)], rv: Rev(5) }));
+    assert_eq!(r.resource_version(), Rev(5));
+    // The watch fails with 410: relist NotOlderThan the last RV (after a backoff).
+    r.handle_watch_event(WatchEvent::Error(ApiError::Expired));
+    assert_eq!(drain(&mut r), vec![Output::Cancel]);
+    fire_next(&mut r);
+    assert_eq!(requests(&drain(&mut r)), vec![Request::List { rv: ListRv::NotOlderThan(Rev(5)) }]);
+    // That LIST gets 410: retry at once, consistent.
+    r.handle_list_result(Err(ApiError::Expired));
+    assert_eq!(requests(&drain(&mut r)), vec![Request::List { rv: ListRv::Consistent }]);
+    assert_eq!(r.next_timer(), None, "no backoff before the fallback");
+}
+
+#[test]
+fn c3_watch_from_last_rv_with_timeout_and_bookmarks() {
+    let r = watching(7, Flaws::NONE);
+    assert_eq!(r.phase(), Phase::Watching { from: Rev(7), saw_event: false, aged: false });
+    let timers: Vec<Timer> = r.timers().map(|(t, _)| t).collect();
+    assert!(timers.contains(&Timer::WatchTimeout));
+}
+
+#[test]
+fn c4_every_event_moves_the_rv_and_the_correct_reflector_never_moves_it_back() {
+    let mut r = watching(2, Flaws::NONE);
+    r.handle_watch_event(WatchEvent::Added(obj(1, 3)));
+    assert_eq!(drain(&mut r), vec![Output::Cache(CacheOp::Apply(WatchEvent::Added(obj(1, 3))))]);
+    r.handle_watch_event(WatchEvent::Bookmark(Rev(6)));
+    assert_eq!(r.resource_version(), Rev(6), "bookmarks count too");
+    assert!(drain(&mut r).is_empty(), "a bookmark changes no object");
+    // A server that sends an older RV (bug 000) does not move the correct reflector's RV back.
+    r.handle_watch_event(WatchEvent::Deleted(obj(1, 3)));
+    assert_eq!(r.resource_version(), Rev(6));
+}
+
+#[test]
+fn c5_clean_endings_rewatch_without_relist() {
+    for end in [WatchEnd::Closed, WatchEnd::Disconnected] {
+        let mut r = watching(4, Flaws::NONE);
+        r.handle_watch_event(WatchEvent::Added(obj(1, 5)));
+        drain(&mut r);
+        r.handle_watch_ended(end);
+        assert_eq!(requests(&drain(&mut r)), vec![watch_from(5)], "{end}");
+    }
+    // The client-side timeout: cancel, then re-watch.
+    let mut r = watching(4, Flaws::NONE);
+    while r.next_timer().map(|(t, _)| t) != Some(Timer::WatchTimeout) {
+        fire_next(&mut r);
+    }
+    fire_next(&mut r);
+    assert_eq!(drain(&mut r), vec![Output::Cancel, Output::Send(watch_from(4))]);
+}
+
+#[test]
+fn c5_very_short_watch_with_no_event_relists() {
+    let mut r = watching(4, Flaws::NONE);
+    r.handle_watch_ended(WatchEnd::Closed);
+    assert_eq!(r.phase(), Phase::Backoff { then: Next::Relist });
+    // Aged past a second, the same ending is a plain re-watch.
+    let mut r = watching(4, Flaws::NONE);
+    assert_eq!(fire_next(&mut r), Timer::WatchAged);
+    r.handle_watch_ended(WatchEnd::Closed);
+    assert_eq!(requests(&drain(&mut r)), vec![watch_from(4)]);
+}
+
+#[test]
+fn c5_error_causes() {
+    let cases = [
+        (ApiError::TooManyRequests, Next::Rewatch),
+        (ApiError::ConnectionRefused, Next::Rewatch),
+        (ApiError::InternalError, Next::Relist),
+    ];
+    for (error, next) in cases {
+        let mut r = watching(4, Flaws::NONE);
+        r.handle_watch_refused(error);
+        assert_eq!(r.phase(), Phase::Backoff { then: next }, "refused with {error}");
+    }
+    for (error, next) in [(ApiError::Expired, Next::Relist), (ApiError::InternalError, Next::Relist)] {
+        let mut r = watching(4, Flaws::NONE);
+        r.handle_watch_event(WatchEvent::Error(error));
+        assert_eq!(r.phase(), Phase::Backoff { then: next }, "ERROR event {error}");
+    }
+}
+
+#[test]
+fn c6_too_large_falls_back_to_a_consistent_list() {
+    let mut r = watching(9, Flaws::NONE);
+    r.handle_watch_event(WatchEvent::Error(ApiError::Expired));
+    drain(&mut r);
+    fire_next(&mut r);
+    assert_eq!(requests(&drain(&mut r)), vec![Request::List { rv: ListRv::NotOlderThan(Rev(9)) }]);
+    r.handle_list_result(Err(ApiError::TooLargeResourceVersion));
+    assert_eq!(requests(&drain(&mut r)), vec![Request::List { rv: ListRv::Consistent }]);
+}
+
+#[test]
+fn c7_replace_deletes_missing_keys_with_final_state_unknown() {
+    let mut cache = Cache::default();
+    let mut notes = Vec::new();
+    cache.apply(&CacheOp::Replace { items: vec![obj(0, 1), obj(1, 2)], rv: Rev(2) }, Flaws::NONE, &mut notes);
+    notes.clear();
+    cache.apply(&CacheOp::Replace { items: vec![obj(1, 2)], rv: Rev(4) }, Flaws::NONE, &mut notes);
+    assert_eq!(notes[0], Notification::DeletedFinalStateUnknown(obj(0, 1)));
+    assert_eq!(cache.objects().copied().collect::<Vec<_>>(), vec![obj(1, 2)]);
+}
+
+#[test]
+fn c8_has_synced_after_one_full_list_and_the_manager_waits_outside_its_lock_with_a_bound() {
+    let mut r = Reflector::new(ReflectorConfig::default(), Flaws::NONE);
+    r.start();
+    assert!(!r.has_synced());
+    r.handle_list_result(Ok(ListResponse { rv: Rev(1), items: vec![] }));
+    assert!(r.has_synced());
+
+    let mut m = Manager::new(1, 1, Flaws::NONE);
+    let id = RequestId(0);
+    m.pause(ClusterId(0));
+    for _ in 0..4 {
+        m.step(id);
+    }
+    assert_eq!(m.request(id).unwrap().step, Step::WaitSync { under_lock: false });
+    assert_eq!(m.held(id), None);
+    assert!(!m.waits_unbounded(id));
+    m.time_out(id);
+    assert_eq!(m.request(id).unwrap().step, Step::Done(Outcome::TimedOut));
+}
+
+#[test]
+fn c8_manager_creates_one_informer_under_the_write_lock() {
+    let mut m = Manager::new(1, 2, Flaws::NONE);
+    let (a, b) = (RequestId(0), RequestId(1));
+    m.step(a); // read lock
+    m.step(b); // read lock, shared
+    assert_eq!((m.held(a), m.held(b)), (Some(LockMode::Read), Some(LockMode::Read)));
+    m.step(a); // no informer: wants write
+    m.step(b);
+    assert!(m.can_step(a) && m.can_step(b));
+    m.step(a); // a holds the write lock
+    assert!(!m.can_step(b), "b waits for the write lock");
+    m.step(a); // creates, releases
+    m.step(b); // write lock
+    m.step(b); // finds it created
+    m.sync(ClusterId(0));
+    m.step(a);
+    m.step(b);
+    assert_eq!(m.request(a).unwrap().step, Step::Done(Outcome::Served));
+    assert_eq!(m.request(b).unwrap().step, Step::Done(Outcome::Served));
+}
+
+#[test]
+fn c9_a_closed_stream_is_followed_by_a_new_watch() {
+    let mut r = watching(3, Flaws::NONE);
+    fire_next(&mut r);
+    r.handle_watch_ended(WatchEnd::Closed);
+    assert_eq!(requests(&drain(&mut r)), vec![watch_from(3)]);
+    assert!(r.next_timer().is_some_and(|(_, ms)| ms > 0), "no busy loop");
+}

@@ -1,0 +1,250 @@
+//! SEMANTICS A1–A11: the API server and its watch cache, one test (or more) per rule.
+
+use listwatch_model::server::ApiServer;
+use listwatch_model::store::{Prefix, Store, TombstonePolicy};
+use listwatch_model::{
+    Action, ApiError, ClientId, Config, FaultKinds, Flaw, Flaws, Key, ListRv, Message, Rev, ServerId, System,
+    WatchEnd, WatchEvent, WatchFrom,
+};
+
+const A: Key = Key(0);
+const B: Key = Key(1);
+const C: ClientId = ClientId(0);
+
+fn setup(window: u8, flaws: Flaws) -> (Store, ApiServer) {
+    let mut store = Store::new(TombstonePolicy::DropAtCompaction, None);
+    let server = ApiServer::start(ServerId(0), &mut store, window, flaws);
+    (store, server)
+}
+
+/// Let the cache take every event etcd has for it.
+fn catch_up(server: &mut ApiServer, store: &mut Store) -> Vec<(ClientId, Message)> {
+    let mut all = Vec::new();
+    while server.can_ingest(store) {
+        all.extend(server.ingest(store).1);
+    }
+    all
+}
+
+fn events(out: &[(ClientId, Message)]) -> Vec<WatchEvent> {
+    out.iter()
+        .filter_map(|(_, m)| match m {
+            Message::Event(e) => Some(*e),
+            _ => None,
+        })
+        .collect()
+}
+
+fn list_ok(out: &[(ClientId, Message)]) -> (Rev, Vec<(Key, Rev)>) {
+    match out {
+        [(_, Message::List(Ok(l)))] => (l.rv, l.items.iter().map(|o| (o.key, o.rv)).collect()),
+        other => panic!("expected one successful LIST, got {other:?}"),
+    }
+}
+
+#[test]
+fn a1_object_rv_is_mod_rev_and_list_rv_is_read_revision() {
+    let (mut store, mut server) = setup(4, Flaws::NONE);
+    store.put(Prefix::Watched, A); // 1
+    store.put(Prefix::Watched, B); // 2
+    store.put(Prefix::Watched, A); // 3
+    let (rv, items) = list_ok(&server.list(C, ListRv::Consistent, &store));
+    assert_eq!(rv, Rev(3));
+    assert_eq!(items, vec![(A, Rev(3)), (B, Rev(2))]);
+}
+
+#[test]
+fn a2_list_variants() {
+    let (mut store, mut server) = setup(4, Flaws::NONE);
+    store.put(Prefix::Watched, A); // 1, not yet in the cache
+    store.put(Prefix::Watched, B); // 2
+                                   // rv="0": whatever the cache has, here still empty at RV 0.
+    assert_eq!(list_ok(&server.list(C, ListRv::Any, &store)), (Rev(0), vec![]));
+    // rv="": consistent, from etcd.
+    assert_eq!(list_ok(&server.list(C, ListRv::Consistent, &store)).0, Rev(2));
+    // rv=2 NotOlderThan: waits for the cache, answered when it gets there.
+    assert!(server.list(C, ListRv::NotOlderThan(Rev(2)), &store).is_empty());
+    let out = catch_up(&mut server, &mut store);
+    assert_eq!(list_ok(&out), (Rev(2), vec![(A, Rev(1)), (B, Rev(2))]));
+    // rv=9: never reached in time: 504 Too large resource version.
+    assert!(server.list(C, ListRv::NotOlderThan(Rev(9)), &store).is_empty());
+    assert_eq!(server.list_wait_expired(C), vec![(C, Message::List(Err(ApiError::TooLargeResourceVersion)))]);
+    // Exact below the compacted revision: 410.
+    store.compact(Rev(2)).unwrap();
+    assert_eq!(
+        server.list(C, ListRv::Exact(Rev(1)), &store),
+        vec![(C, Message::List(Err(ApiError::Expired)))]
+    );
+}
+
+#[test]
+fn a3_watch_is_exclusive_ordered_and_from_now_starts_with_synthetic_added() {
+    let (mut store, mut server) = setup(8, Flaws::NONE);
+    store.put(Prefix::Watched, A); // 1
+    store.put(Prefix::Watched, B); // 2
+    store.put(Prefix::Watched, A); // 3
+    catch_up(&mut server, &mut store);
+    let rvs: Vec<Rev> =
+        events(&server.watch(C, WatchFrom::Rv(Rev(1)), false)).iter().filter_map(|e| e.rv()).collect();
+    assert_eq!(rvs, vec![Rev(2), Rev(3)], "exclusive of 1, in order");
+
+    let d = ClientId(1);
+    let now = events(&server.watch(d, WatchFrom::Now, false));
+    assert_eq!(now.len(), 2);
+    assert!(now.iter().all(|e| matches!(e, WatchEvent::Added(_))));
+
+    // A watch from a future RV waits; it does not error, and skips events up to its RV.
+    let f = ClientId(2);
+    assert!(server.watch(f, WatchFrom::Rv(Rev(4)), false).is_empty());
+    store.put(Prefix::Watched, B); // 4
+    store.put(Prefix::Watched, B); // 5
+    let out = catch_up(&mut server, &mut store);
+    let to_f: Vec<Rev> = out
+        .iter()
+        .filter(|(c, _)| *c == f)
+        .filter_map(|(_, m)| match m {
+            Message::Event(e) => e.rv(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(to_f, vec![Rev(5)]);
+}
+
+#[test]
+fn a4_too_old_is_an_error_event_then_close() {
+    let (mut store, mut server) = setup(1, Flaws::NONE);
+    store.put(Prefix::Watched, A); // 1
+    store.put(Prefix::Watched, A); // 2: evicts 1 from a window of one
+    catch_up(&mut server, &mut store);
+    assert_eq!(server.cache().floor(), Rev(1));
+    assert_eq!(
+        server.watch(C, WatchFrom::Rv(Rev(0)), false),
+        vec![(C, Message::Event(WatchEvent::Error(ApiError::Expired))), (C, Message::End(WatchEnd::Closed))]
+    );
+    assert!(server.watches().is_empty());
+}
+
+#[test]
+fn a5_window_is_bounded_and_a_cache_relist_closes_watches() {
+    let (mut store, mut server) = setup(2, Flaws::NONE);
+    for _ in 0..3 {
+        store.put(Prefix::Watched, A);
+    }
+    catch_up(&mut server, &mut store);
+    assert_eq!(server.cache().window().count(), 2);
+    server.watch(C, WatchFrom::Rv(Rev(3)), false);
+    store.put(Prefix::Watched, B); // 4, not yet ingested
+    let out = server.relist_cache(&mut store);
+    assert_eq!(out, vec![(C, Message::End(WatchEnd::Closed))]);
+    assert_eq!((server.cache().rv(), server.cache().floor()), (Rev(4), Rev(4)));
+    // The client re-watches from 3, older than the new window: 410.
+    assert!(matches!(
+        events(&server.watch(C, WatchFrom::Rv(Rev(3)), false))[..],
+        [WatchEvent::Error(ApiError::Expired)]
+    ));
+}
+
+#[test]
+fn a6_delete_carries_previous_content_stamped_with_deletion_rv() {
+    for (flaws, expected_rv) in [(Flaws::NONE, Rev(3)), (Flaws::only(Flaw::StaleDeleteRv), Rev(2))] {
+        let (mut store, mut server) = setup(4, flaws);
+        store.put(Prefix::Watched, A); // 1
+        store.put(Prefix::Watched, A); // 2
+        server.watch(C, WatchFrom::Rv(Rev(0)), false);
+        store.delete(Prefix::Watched, A).unwrap(); // 3
+        let out = catch_up(&mut server, &mut store);
+        match events(&out).last() {
+            Some(WatchEvent::Deleted(o)) => {
+                assert_eq!((o.version, o.rv), (2, expected_rv), "{flaws}");
+            }
+            other => panic!("expected a DELETED, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a7_nil_prev_kv_relists_the_cache_instead_of_dropping_the_delete() {
+    for flaws in [Flaws::NONE, Flaws::only(Flaw::NilPrevKvDropped)] {
+        let (mut store, mut server) = setup(4, flaws);
+        store.put(Prefix::Watched, A); // 1
+        catch_up(&mut server, &mut store);
+        server.watch(C, WatchFrom::Rv(Rev(1)), false);
+        store.delete(Prefix::Watched, A).unwrap(); // 2, queued on etcd's watch
+        store.compact(Rev(2)).unwrap(); // prev_kv at 1 is gone before the event is sent
+        let out = catch_up(&mut server, &mut store);
+        let cached: Vec<Key> = server.cache().objects().map(|o| o.key).collect();
+        if flaws.is_empty() {
+            assert_eq!(out, vec![(C, Message::End(WatchEnd::Closed))], "watches closed by the relist");
+            assert!(cached.is_empty(), "the relisted cache no longer has A");
+        } else {
+            assert!(out.is_empty(), "the delete vanished");
+            assert_eq!(cached, vec![A], "A stays in the cache forever");
+        }
+    }
+}
+
+#[test]
+fn a8_bookmarks_carry_only_an_rv_and_only_when_asked_and_new() {
+    let (mut store, mut server) = setup(4, Flaws::NONE);
+    store.put(Prefix::Watched, A); // 1
+    catch_up(&mut server, &mut store);
+    server.watch(C, WatchFrom::Rv(Rev(1)), true);
+    server.watch(ClientId(1), WatchFrom::Rv(Rev(1)), false);
+    assert!(!server.can_bookmark(C), "nothing new to say");
+    store.put(Prefix::Other, Key(7)); // 2: another resource
+    server.progress_notify(&store);
+    assert!(!server.can_bookmark(ClientId(1)), "bookmarks were not asked for");
+    assert_eq!(server.bookmark(C), vec![(C, Message::Event(WatchEvent::Bookmark(Rev(2))))]);
+    assert!(!server.can_bookmark(C));
+}
+
+#[test]
+fn a9_server_timeout_is_a_clean_close() {
+    let (_store, mut server) = setup(4, Flaws::NONE);
+    server.watch(C, WatchFrom::Rv(Rev(0)), true);
+    assert_eq!(server.timeout_watch(C), vec![(C, Message::End(WatchEnd::Closed))]);
+}
+
+/// #59848: an `rv="0"` read from a lagging server goes back in time.
+#[test]
+fn a10_each_server_has_its_own_cache_and_a_lagging_one_serves_the_past() {
+    let config = Config { servers: 2, reflectors: 0, writes: 2, faults: 0, ..Config::default() };
+    let mut sys = System::new(config);
+    sys.apply(Action::Create(A));
+    sys.apply(Action::Delete(A));
+    sys.apply(Action::Ingest(ServerId(0)));
+    sys.apply(Action::Ingest(ServerId(0)));
+    let fresh = sys.servers()[0].cache();
+    let lagging = sys.servers()[1].cache();
+    assert_eq!((fresh.rv(), fresh.objects().count()), (Rev(2), 0));
+    // The lagging server has not taken its events: it still serves the empty past at RV 0; one step later
+    // it would serve A, already deleted.
+    assert_eq!(lagging.rv(), Rev(0));
+    sys.apply(Action::Ingest(ServerId(1)));
+    let lagging = sys.servers()[1].cache();
+    assert_eq!((lagging.rv(), lagging.objects().map(|o| o.key).collect::<Vec<_>>()), (Rev(1), vec![A]));
+}
+
+#[test]
+fn a11_freshness_wait_holds_no_lock_and_is_bounded() {
+    let (mut store, mut server) = setup(4, Flaws::NONE);
+    server.watch(ClientId(1), WatchFrom::Rv(Rev(0)), false);
+    assert!(server.list(C, ListRv::NotOlderThan(Rev(2)), &store).is_empty());
+    store.put(Prefix::Watched, A); // 1
+                                   // While the LIST waits, the cache keeps taking events and dispatching them to watchers.
+    let (_, out) = server.ingest(&mut store);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].0, ClientId(1));
+    // Bounded: the wait ends in a 504, not in a hang.
+    assert_eq!(server.list_wait_expired(C), vec![(C, Message::List(Err(ApiError::TooLargeResourceVersion)))]);
+    assert!(server.waiting_lists().is_empty());
+}
+
+#[test]
+fn a_system_starts_every_reflector_with_a_list_and_no_faults_leave_no_fault_actions() {
+    let sys = System::new(Config { faults: 0, fault_kinds: FaultKinds::NONE, ..Config::default() });
+    let mut actions = Vec::new();
+    sys.actions(&mut actions);
+    assert!(actions.contains(&Action::Route(C, ServerId(0))));
+    assert!(actions.iter().all(|a| !matches!(a, Action::Fault(_))));
+}
