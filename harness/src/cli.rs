@@ -1,12 +1,13 @@
 //! The `listwatch` command line: argument parsing with one-line errors, and the commands.
 
 use std::fmt;
-use std::time::Instant;
+use std::time::Duration;
 
 use listwatch_model::{Flaw, Flaws};
 
-use crate::scope::{config_for, describe, Scope};
-use crate::walk::walk;
+use crate::checker::{run as check_world, Limits, Outcome, Search};
+use crate::report;
+use crate::scope::{worlds, Scope};
 
 /// A bad command line: one line, naming the argument and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,31 +23,72 @@ pub const HELP: &str = "\
 listwatch: prove or break Kubernetes-style list/watch caches
 
 usage:
-  listwatch check [--scope small|default|large] [--flaw NAME ...] [--max-states N]
-  listwatch bugs
+  listwatch check [--scope small|default|large] [--flaw NAME ...] [--checker bfs|dfs]
+                  [--max-states N] [--time-limit SECS] [--json]
+  listwatch bugs [--scope small|default|large] [--json]
   listwatch help
 
-scopes (what the exhaustive walk covers):
+check explores every interleaving of a scope and judges every property; with no flags it checks the
+correct system in the default scope. bugs checks every catalogue flaw, then the correct system.
+
+scopes (each also checks the client manager: 2 clusters, 2 requests, 1 cluster pause):
   small    1 key, 2 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2
   default  2 keys, 3 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2
   large    2 keys, 4 writes, 1 compaction, 2 faults, 2 API servers, 1 reflector, cache window 2
+  (relist-from-stale-cache and retry-too-large-rv add a second API server; retry-too-large-rv also a
+  write to another resource and a second fault)
 
 flaws (--flaw, repeatable):
   stale-delete-rv, nil-prevkv-dropped, relist-on-timeout, stop-on-close, spin-on-close,
   sync-under-lock, relist-from-stale-cache, retry-too-large-rv, replace-keeps-missing
 
-exit status: 0 done, 2 bad arguments or a limit hit";
+exit status: 0 every property holds (bugs: every flaw caught and the correct system verified),
+1 a property is violated (the shortest trace is printed), 2 bad arguments or a limit hit";
 
-/// A parsed `check`.
+/// Options shared by `check` and `bugs`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CheckArgs {
+pub struct Args {
     pub scope: Scope,
     pub flaws: Flaws,
+    pub search: Search,
     pub max_states: usize,
+    pub time_limit_secs: u64,
+    pub json: bool,
 }
 
-pub fn parse_check(args: &[String]) -> Result<CheckArgs, UsageError> {
-    let mut parsed = CheckArgs { scope: Scope::Default, flaws: Flaws::NONE, max_states: 5_000_000 };
+impl Default for Args {
+    fn default() -> Self {
+        Args {
+            scope: Scope::Default,
+            flaws: Flaws::NONE,
+            search: Search::Bfs,
+            max_states: 20_000_000,
+            time_limit_secs: 600,
+            json: false,
+        }
+    }
+}
+
+impl Args {
+    pub fn limits(&self, stop_at_violation: bool) -> Limits {
+        Limits {
+            max_states: self.max_states,
+            time_limit: Duration::from_secs(self.time_limit_secs),
+            stop_at_violation,
+        }
+    }
+}
+
+fn positive(name: &str, v: &str) -> Result<u64, UsageError> {
+    v.parse::<u64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| UsageError(format!("{name}: '{v}' is not a positive whole number")))
+}
+
+/// Parse the options of `command`; `bugs` takes no `--flaw` or `--checker`.
+pub fn parse(command: &str, args: &[String]) -> Result<Args, UsageError> {
+    let mut parsed = Args::default();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value =
@@ -58,59 +100,84 @@ pub fn parse_check(args: &[String]) -> Result<CheckArgs, UsageError> {
                     UsageError(format!("--scope: unknown scope '{v}' (known: small, default, large)"))
                 })?;
             }
-            "--flaw" => {
+            "--flaw" if command == "check" => {
                 let v = value("--flaw")?;
                 let flaw: Flaw = v.parse().map_err(|e| UsageError(format!("--flaw: {e}")))?;
                 parsed.flaws = parsed.flaws.with(flaw);
             }
+            "--checker" if command == "check" => {
+                parsed.search = match value("--checker")?.as_str() {
+                    "bfs" => Search::Bfs,
+                    "dfs" => Search::Dfs,
+                    v => {
+                        return Err(UsageError(format!("--checker: unknown checker '{v}' (known: bfs, dfs)")))
+                    }
+                };
+            }
             "--max-states" => {
                 let v = value("--max-states")?;
-                parsed.max_states = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    UsageError(format!("--max-states: '{v}' is not a positive whole number"))
-                })?;
+                parsed.max_states = positive("--max-states", &v)? as usize;
             }
-            other => return Err(UsageError(format!("check: unknown argument '{other}'"))),
+            "--time-limit" => parsed.time_limit_secs = positive("--time-limit", &value("--time-limit")?)?,
+            "--json" => parsed.json = true,
+            other => return Err(UsageError(format!("{command}: unknown argument '{other}'"))),
         }
     }
     Ok(parsed)
 }
 
 /// Run `check`; returns the exit status.
-pub fn check(args: &CheckArgs) -> i32 {
-    let config = config_for(args.scope, args.flaws);
-    println!("scope {}: {}", args.scope.name(), describe(&config));
-    println!("flaws: {}", config.flaws);
-    let started = Instant::now();
-    let report = walk(config, args.max_states);
-    let seconds = started.elapsed().as_secs_f64();
-    let rate = report.states as f64 / seconds.max(1e-9);
-    println!(
-        "walked {} states to depth {} in {seconds:.2} s ({rate:.0} states/s): every enabled step applied without a panic",
-        report.states, report.depth
-    );
-    println!("properties: not judged by this walk");
-    if report.truncated {
-        eprintln!("listwatch: --max-states {} reached before the walk was complete", args.max_states);
-        return 2;
+pub fn check(args: &Args) -> i32 {
+    let worlds = worlds(args.scope, args.flaws);
+    let outcomes: Vec<Outcome> =
+        worlds.iter().map(|w| check_world(w.config, args.search, args.limits(false))).collect();
+    let text = if args.json {
+        report::check_json(args, &worlds, &outcomes)
+    } else {
+        report::check_text(args, &worlds, &outcomes)
+    };
+    println!("{text}");
+    if outcomes.iter().any(|o| o.violated().next().is_some()) {
+        1
+    } else if outcomes.iter().any(|o| !o.complete) {
+        eprintln!(
+            "listwatch: a limit (--max-states {} or --time-limit {}) stopped the check",
+            args.max_states, args.time_limit_secs
+        );
+        2
+    } else {
+        0
     }
-    0
 }
 
-/// Run `bugs`: the catalogue, one line per flaw.
-pub fn bugs() -> i32 {
-    println!("{:<24} {:<22} {:<10}", "flaw", "upstream", "component");
-    for flaw in Flaw::ALL {
-        println!("{:<24} {:<22} {:<10}", flaw.name(), flaw.upstream(), format!("{:?}", flaw.component()));
+/// Run `bugs`: every flaw must be caught, then the correct system verified.
+pub fn bugs(args: &Args) -> i32 {
+    let caught = report::catch_all(args);
+    let correct_worlds = worlds(args.scope, Flaws::NONE);
+    let correct: Vec<Outcome> =
+        correct_worlds.iter().map(|w| check_world(w.config, Search::Bfs, args.limits(false))).collect();
+    let text = if args.json {
+        report::bugs_json(args, &caught, &correct)
+    } else {
+        report::bugs_text(args, &caught, &correct)
+    };
+    println!("{text}");
+    let all_caught = caught.iter().all(|c| c.caught.is_some());
+    let verified = correct.iter().all(|o| o.complete && o.violated().next().is_none());
+    if all_caught && verified {
+        0
+    } else {
+        1
     }
-    0
 }
 
 /// Dispatch a whole command line (without the program name); returns the exit status.
 pub fn run(args: &[String]) -> i32 {
+    let rest = args.get(1..).unwrap_or(&[]);
     let result = match args.first().map(String::as_str) {
-        None | Some("check") => parse_check(args.get(1..).unwrap_or(&[])).map(|a| check(&a)),
-        Some("bugs") if args.len() == 1 => Ok(bugs()),
-        Some("bugs") => Err(UsageError(format!("bugs: unknown argument '{}'", args[1]))),
+        None => Ok(check(&Args::default())),
+        Some("check") => parse("check", rest).map(|a| check(&a)),
+        Some("bugs") => parse("bugs", rest).map(|a| bugs(&a)),
         Some("help" | "--help" | "-h") => {
             println!("{HELP}");
             Ok(0)

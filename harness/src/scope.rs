@@ -36,21 +36,40 @@ impl Scope {
     }
 }
 
-/// The scope a catalogue flaw needs to show: the manager for `sync-under-lock`, two servers and a
-/// write to another resource for the HA flaws.
-pub fn config_for(scope: Scope, flaws: listwatch_model::Flaws) -> Config {
+/// One independently checked part of a scope.
+///
+/// The client manager shares no state with the list/watch path (its clusters are abstract), so the
+/// product of the two would only multiply states: each is checked on its own, with the same flaws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct World {
+    pub name: &'static str,
+    pub config: Config,
+}
+
+/// The worlds of a scope, with `flaws` on. A flaw that needs more than the scope offers to show at all
+/// gets it: two API servers and a write to another resource for the HA flaws.
+pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
     use listwatch_model::Flaw;
-    let mut config = scope.config().with_flaws(flaws);
-    if flaws.has(Flaw::SyncUnderLock) {
-        config.manager = Some(ManagerConfig { clusters: 2, requests: 2 });
-        config.fault_kinds = FaultKinds::NONE.with(FaultKind::PauseCluster);
-        config.reflectors = 0;
-    }
+    let mut list_watch = scope.config().with_flaws(flaws);
     if flaws.has(Flaw::RelistFromStaleCache) || flaws.has(Flaw::RetryTooLargeRv) {
-        config.servers = config.servers.max(2);
-        config.foreign_writes = config.foreign_writes.max(1);
+        list_watch.servers = list_watch.servers.max(2);
     }
-    config
+    if flaws.has(Flaw::RetryTooLargeRv) {
+        list_watch.foreign_writes = list_watch.foreign_writes.max(1);
+        list_watch.faults = list_watch.faults.max(2);
+    }
+    let manager = Config {
+        keys: 0,
+        writes: 0,
+        compactions: 0,
+        reflectors: 0,
+        faults: 1,
+        fault_kinds: FaultKinds::NONE.with(FaultKind::PauseCluster),
+        manager: Some(ManagerConfig { clusters: 2, requests: 2 }),
+        flaws,
+        ..Config::default()
+    };
+    vec![World { name: "list/watch", config: list_watch }, World { name: "client manager", config: manager }]
 }
 
 /// One line describing a configuration.

@@ -294,6 +294,12 @@ impl Store {
         Ok(Snapshot { rev: at, kvs: self.truth_at(at).into_values().collect() })
     }
 
+    /// The revision of the first write to the watched prefix after `rev`, if any: ground truth for
+    /// judging whether a watch stream skipped an event. No etcd API reads this.
+    pub fn next_watched_write_after(&self, rev: Rev) -> Option<Rev> {
+        self.history.iter().find(|e| e.rev > rev && e.prefix == Prefix::Watched).map(|e| e.rev)
+    }
+
     /// Start (or restart) watch `id` on the watched prefix from `from`, inclusive (E5). A start below the
     /// compacted revision is refused with `Compacted`.
     pub fn watch(&mut self, id: WatcherId, from: Rev) -> Result<(), ReadError> {

@@ -115,6 +115,17 @@ impl System {
         self.budget
     }
 
+    /// Whether every API server's cache has taken every etcd event it will get.
+    pub fn servers_caught_up(&self) -> bool {
+        self.servers.iter().all(|s| !s.can_ingest(&self.store))
+    }
+
+    /// Whether the environment is done: no writes, compactions or faults left to inject.
+    pub fn quiet(&self) -> bool {
+        let b = self.budget;
+        b.writes == 0 && b.foreign_writes == 0 && b.compactions == 0 && b.faults == 0
+    }
+
     pub fn client_ids(&self) -> impl Iterator<Item = ClientId> {
         (0..self.clients.len() as u8).map(ClientId)
     }
@@ -127,11 +138,20 @@ impl System {
     /// What a client shows (the observation surface).
     pub fn view(&self, client: ClientId) -> ClientView<'_> {
         let c = &self.clients[usize::from(client.0)];
-        let between_events = self.network.conn(client).is_none_or(|conn| conn.queue.is_empty());
+        let conn = self.network.conn(client);
+        let between_events = conn.is_none_or(|conn| conn.queue.is_empty());
+        let watch_at_rest = conn.is_some_and(|conn| {
+            !conn.request.is_list()
+                && conn.queue.is_empty()
+                && conn.server.is_some_and(|s| self.servers[usize::from(s.0)].watches().contains_key(&client))
+        });
         ClientView {
             resource_version: c.reflector.resource_version(),
             synced: c.reflector.has_synced(),
             between_events,
+            watch_at_rest,
+            connected: conn.is_some(),
+            scheduled: c.reflector.next_timer().is_some(),
             cache: &c.cache,
         }
     }
@@ -307,7 +327,8 @@ impl System {
                 let _ = self.store.compact(rev);
             }
             Action::Ingest(s) => {
-                let (_, out) = self.servers[usize::from(s.0)].ingest(&mut self.store);
+                let (outcome, out) = self.servers[usize::from(s.0)].ingest(&mut self.store);
+                seen.push(Observed::Ingested { server: s, outcome });
                 self.route(out);
             }
             Action::ProgressNotify(s) => {
@@ -344,9 +365,9 @@ impl System {
             }
             Action::FireTimer(client) => {
                 let r = &mut self.clients[usize::from(client.0)].reflector;
-                if let Some((timer, _)) = r.next_timer() {
+                if let Some((timer, after_ms)) = r.next_timer() {
                     r.handle_timeout(timer);
-                    seen.push(Observed::TimerFired { client, timer });
+                    seen.push(Observed::TimerFired { client, timer, after_ms });
                     self.drain(client, &mut seen);
                 }
             }

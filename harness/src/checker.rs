@@ -1,0 +1,218 @@
+//! The exhaustive checker: the model system with its property monitor as a stateright `Model`, and
+//! a run of it over one world with a summary of every property.
+
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use listwatch_model::{Action, Config, System};
+use listwatch_properties::{violation, witnessed, Monitor, Property, Violation};
+use stateright::{Checker, HasDiscoveries, Model};
+
+/// The system and what its monitor remembers: one state of the checker.
+///
+/// `depth` is how many steps the state was first reached in; it is not part of the state's identity.
+#[derive(Clone, Debug)]
+pub struct CheckState {
+    pub sys: System,
+    pub monitor: Monitor,
+    pub depth: usize,
+}
+
+impl PartialEq for CheckState {
+    fn eq(&self, other: &Self) -> bool {
+        self.sys == other.sys && self.monitor == other.monitor
+    }
+}
+
+impl Eq for CheckState {}
+
+impl Hash for CheckState {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.sys.hash(state);
+        self.monitor.hash(state);
+    }
+}
+
+impl CheckState {
+    pub fn start(config: Config) -> Self {
+        let (sys, seen) = System::start(config);
+        let monitor = Monitor::new(&sys, &seen);
+        CheckState { sys, monitor, depth: 0 }
+    }
+
+    /// Take one step and fold what it showed into the monitor.
+    pub fn step(&mut self, action: Action) -> Vec<listwatch_model::Observed> {
+        let seen = self.sys.apply(action);
+        self.monitor.observe(&self.sys, &seen);
+        self.depth += 1;
+        seen
+    }
+}
+
+/// The stateright model of one world.
+#[derive(Clone, Debug)]
+pub struct CheckModel {
+    pub config: Config,
+    /// Per property, the depth of the first violation found (`usize::MAX`: none yet). stateright keeps
+    /// the *last* violating path it visits; reporting only violations no deeper than the first keeps
+    /// BFS's counterexamples shortest.
+    first_violation_depth: Arc<[AtomicUsize; 9]>,
+}
+
+impl CheckModel {
+    pub fn new(config: Config) -> Self {
+        CheckModel {
+            config,
+            first_violation_depth: Arc::new(std::array::from_fn(|_| AtomicUsize::new(usize::MAX))),
+        }
+    }
+
+    fn holds(&self, property: Property, s: &CheckState) -> bool {
+        if violation(property, &s.sys, &s.monitor).is_none() {
+            return true;
+        }
+        let first = &self.first_violation_depth[property as usize];
+        let known = first.fetch_min(s.depth, Ordering::Relaxed);
+        s.depth > known
+    }
+}
+
+macro_rules! property_fns {
+    ($($p:ident => $always:ident, $sometimes:ident;)*) => {
+        $(
+            fn $always(m: &CheckModel, s: &CheckState) -> bool {
+                m.holds(Property::$p, s)
+            }
+            fn $sometimes(_: &CheckModel, s: &CheckState) -> bool {
+                witnessed(Property::$p, &s.sys, &s.monitor)
+            }
+        )*
+        fn stateright_properties() -> Vec<stateright::Property<CheckModel>> {
+            let mut all = Vec::new();
+            $(
+                all.push(stateright::Property::always(Property::$p.name(), $always));
+                all.push(stateright::Property::sometimes(Property::$p.witness(), $sometimes));
+            )*
+            all
+        }
+    };
+}
+
+property_fns! {
+    NoResurrectedDelete => always_no_resurrected_delete, sometimes_no_resurrected_delete;
+    NoRvRegression => always_no_rv_regression, sometimes_no_rv_regression;
+    CacheIsSnapshot => always_cache_is_snapshot, sometimes_cache_is_snapshot;
+    Converges => always_converges, sometimes_converges;
+    NoLockAcrossUnboundedWait => always_no_lock, sometimes_no_lock;
+    NoNeedlessRelist => always_no_needless_relist, sometimes_no_needless_relist;
+    NoBusyLoop => always_no_busy_loop, sometimes_no_busy_loop;
+    WatchOrdered => always_watch_ordered, sometimes_watch_ordered;
+    WatchReliable => always_watch_reliable, sometimes_watch_reliable;
+}
+
+impl Model for CheckModel {
+    type State = CheckState;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<CheckState> {
+        vec![CheckState::start(self.config)]
+    }
+
+    fn actions(&self, state: &CheckState, actions: &mut Vec<Action>) {
+        // A state whose history already broke a guarantee is a counterexample's end: no need to go on.
+        if state.monitor.violation.is_none() {
+            state.sys.actions(actions);
+        }
+    }
+
+    fn next_state(&self, state: &CheckState, action: Action) -> Option<CheckState> {
+        let mut next = state.clone();
+        next.step(action);
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<stateright::Property<Self>> {
+        stateright_properties()
+    }
+}
+
+/// Breadth-first (shortest counterexamples) or depth-first (far less memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    Bfs,
+    Dfs,
+}
+
+/// Limits of one run.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_states: usize,
+    pub time_limit: Duration,
+    /// Stop at the first violation (for catching flaws) instead of exploring everything.
+    pub stop_at_violation: bool,
+}
+
+/// What one property came to in one world.
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    pub property: Property,
+    /// The shortest (BFS) or some (DFS) counterexample: its actions and the violation at its end.
+    pub counterexample: Option<(Vec<Action>, Violation)>,
+    pub witnessed: bool,
+}
+
+/// What a run over one world found.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub states: usize,
+    pub depth: usize,
+    pub seconds: f64,
+    /// Whether the run explored everything within the scope (no limit hit, no early stop).
+    pub complete: bool,
+    pub verdicts: Vec<Verdict>,
+}
+
+impl Outcome {
+    pub fn violated(&self) -> impl Iterator<Item = &Verdict> {
+        self.verdicts.iter().filter(|v| v.counterexample.is_some())
+    }
+}
+
+/// Check one world.
+pub fn run(config: Config, search: Search, limits: Limits) -> Outcome {
+    let started = Instant::now();
+    let builder = CheckModel::new(config)
+        .checker()
+        // One thread: BFS then yields the shortest counterexample, and the same one on every run.
+        .threads(1)
+        .target_state_count(limits.max_states)
+        .timeout(limits.time_limit);
+    let builder =
+        if limits.stop_at_violation { builder.finish_when(HasDiscoveries::AnyFailures) } else { builder };
+    match search {
+        Search::Bfs => summarize(builder.spawn_bfs().join(), started, limits),
+        Search::Dfs => summarize(builder.spawn_dfs().join(), started, limits),
+    }
+}
+
+fn summarize(checker: impl Checker<CheckModel>, started: Instant, limits: Limits) -> Outcome {
+    let seconds = started.elapsed().as_secs_f64();
+    let mut verdicts = Vec::new();
+    for property in Property::ALL {
+        let counterexample = checker.discovery(property.name()).map(|path| {
+            let last = path.last_state().clone();
+            let found =
+                violation(property, &last.sys, &last.monitor).expect("a discovery violates its property");
+            (path.into_actions(), found)
+        });
+        let witnessed = checker.discovery(property.witness()).is_some();
+        verdicts.push(Verdict { property, counterexample, witnessed });
+    }
+    let states = checker.unique_state_count();
+    let any_violation = verdicts.iter().any(|v| v.counterexample.is_some());
+    let limit_hit = states >= limits.max_states || started.elapsed() >= limits.time_limit;
+    let complete = !limit_hit && !(limits.stop_at_violation && any_violation);
+    Outcome { states, depth: checker.max_depth(), seconds, complete, verdicts }
+}

@@ -1,0 +1,249 @@
+//! What `check` and `bugs` print: a summary table for people, JSON for machines, and the shortest
+//! counterexample of every broken property.
+
+use std::fmt::Write;
+
+use listwatch_model::{Flaw, Flaws};
+use listwatch_properties::Property;
+
+use crate::checker::{run as check_world, Outcome, Search};
+use crate::cli::Args;
+use crate::scope::{describe, worlds, World};
+use crate::trace::render;
+
+fn search_name(search: Search) -> &'static str {
+    match search {
+        Search::Bfs => "bfs",
+        Search::Dfs => "dfs",
+    }
+}
+
+fn rate(o: &Outcome) -> f64 {
+    o.states as f64 / o.seconds.max(1e-6)
+}
+
+/// A JSON string literal.
+fn js(s: &str) -> String {
+    let mut out = String::from('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Per property over all worlds: the first counterexample (world index, verdict) and whether the
+/// witness was reached in any world.
+fn combined(outcomes: &[Outcome], property: Property) -> (Option<usize>, bool) {
+    let broken = outcomes
+        .iter()
+        .position(|o| o.verdicts.iter().any(|v| v.property == property && v.counterexample.is_some()));
+    let witnessed = outcomes.iter().any(|o| o.verdicts.iter().any(|v| v.property == property && v.witnessed));
+    (broken, witnessed)
+}
+
+pub fn check_text(args: &Args, worlds: &[World], outcomes: &[Outcome]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "listwatch check: scope {}, flaws: {}, checker {}",
+        args.scope.name(),
+        args.flaws,
+        search_name(args.search)
+    );
+    for (w, o) in worlds.iter().zip(outcomes) {
+        let _ = writeln!(
+            out,
+            "  {:<15} {} states, depth {}, {:.2} s ({:.0} states/s){}",
+            w.name,
+            o.states,
+            o.depth,
+            o.seconds,
+            rate(o),
+            if o.complete { "" } else { ", INCOMPLETE (limit hit)" }
+        );
+        let _ = writeln!(out, "  {:<15} {}", "", describe(&w.config));
+    }
+    let _ = writeln!(out, "\n  {:<31} {:<9} witness", "property", "verdict");
+    for p in Property::ALL {
+        let (broken, witnessed) = combined(outcomes, p);
+        let verdict = if broken.is_some() { "VIOLATED" } else { "holds" };
+        let seen = if witnessed { "reached" } else { "NOT reached" };
+        let _ = writeln!(out, "  {:<31} {:<9} {seen}: {}", p.name(), verdict, p.witness());
+    }
+    for p in Property::ALL {
+        let (Some(i), _) = combined(outcomes, p) else { continue };
+        let v = outcomes[i].verdicts.iter().find(|v| v.property == p).expect("listed");
+        let (actions, violation) = v.counterexample.as_ref().expect("broken");
+        let _ = writeln!(
+            out,
+            "\n{} in {} ({} steps{}):",
+            p.name(),
+            worlds[i].name,
+            actions.len(),
+            if args.search == Search::Bfs { ", shortest" } else { "" }
+        );
+        out.push_str(&render(worlds[i].config, actions, violation));
+    }
+    out.trim_end().to_string()
+}
+
+pub fn check_json(args: &Args, worlds: &[World], outcomes: &[Outcome]) -> String {
+    let ws: Vec<String> = worlds
+        .iter()
+        .zip(outcomes)
+        .map(|(w, o)| {
+            format!(
+                "{{\"world\":{},\"states\":{},\"depth\":{},\"seconds\":{:.3},\"complete\":{}}}",
+                js(w.name),
+                o.states,
+                o.depth,
+                o.seconds,
+                o.complete
+            )
+        })
+        .collect();
+    let ps: Vec<String> = Property::ALL
+        .into_iter()
+        .map(|p| {
+            let (broken, witnessed) = combined(outcomes, p);
+            let violation = broken
+                .and_then(|i| outcomes[i].verdicts.iter().find(|v| v.property == p))
+                .and_then(|v| v.counterexample.as_ref())
+                .map_or("null".to_string(), |(actions, v)| {
+                    let steps: Vec<String> = actions.iter().map(|a| js(&a.to_string())).collect();
+                    format!("{{\"message\":{},\"trace\":[{}]}}", js(&v.to_string()), steps.join(","))
+                });
+            format!(
+                "{{\"property\":{},\"holds\":{},\"witnessed\":{},\"violation\":{}}}",
+                js(p.name()),
+                broken.is_none(),
+                witnessed,
+                violation
+            )
+        })
+        .collect();
+    let flaws: Vec<String> = args.flaws.iter().map(|f| js(f.name())).collect();
+    format!(
+        "{{\"scope\":{},\"flaws\":[{}],\"checker\":{},\"worlds\":[{}],\"properties\":[{}]}}",
+        js(args.scope.name()),
+        flaws.join(","),
+        js(search_name(args.search)),
+        ws.join(","),
+        ps.join(",")
+    )
+}
+
+/// How one flaw was caught.
+#[derive(Clone, Debug)]
+pub struct Catch {
+    pub flaw: Flaw,
+    /// The broken property and its shortest trace, rendered.
+    pub caught: Option<(Property, usize, String)>,
+    pub states: usize,
+    pub seconds: f64,
+}
+
+/// Check every catalogue flaw on its own, stopping at its first violation.
+pub fn catch_all(args: &Args) -> Vec<Catch> {
+    Flaw::ALL
+        .into_iter()
+        .map(|flaw| {
+            let mut c = Catch { flaw, caught: None, states: 0, seconds: 0.0 };
+            for w in worlds(args.scope, Flaws::only(flaw)) {
+                let o = check_world(w.config, Search::Bfs, args.limits(true));
+                c.states += o.states;
+                c.seconds += o.seconds;
+                let found = o.violated().next().map(|v| {
+                    let (actions, violation) = v.counterexample.as_ref().expect("violated");
+                    (v.property, actions.len(), render(w.config, actions, violation))
+                });
+                if found.is_some() {
+                    c.caught = found;
+                    break;
+                }
+            }
+            c
+        })
+        .collect()
+}
+
+pub fn bugs_text(args: &Args, caught: &[Catch], correct: &[Outcome]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "listwatch bugs: scope {}", args.scope.name());
+    let _ = writeln!(
+        out,
+        "  {:<24} {:<22} {:<7} {:<31} {:>9} {:>8} {:>6}",
+        "flaw", "upstream", "caught", "property", "states", "seconds", "steps"
+    );
+    for c in caught {
+        let (yes, property, steps) = match &c.caught {
+            Some((p, n, _)) => ("yes", p.name(), n.to_string()),
+            None => ("NO", "-", "-".to_string()),
+        };
+        let _ = writeln!(
+            out,
+            "  {:<24} {:<22} {:<7} {:<31} {:>9} {:>8.2} {:>6}",
+            c.flaw.name(),
+            c.flaw.upstream(),
+            yes,
+            property,
+            c.states,
+            c.seconds,
+            steps
+        );
+    }
+    let verified = correct.iter().all(|o| o.complete && o.violated().next().is_none());
+    let states: usize = correct.iter().map(|o| o.states).sum();
+    let seconds: f64 = correct.iter().map(|o| o.seconds).sum();
+    let _ = writeln!(
+        out,
+        "  correct system: {} in scope {} ({states} states, {seconds:.2} s, {:.0} states/s)",
+        if verified { "verified" } else { "NOT verified" },
+        args.scope.name(),
+        states as f64 / seconds.max(1e-6)
+    );
+    for c in caught {
+        if let Some((p, n, trace)) = &c.caught {
+            let _ = writeln!(out, "\n{} — {} broken in {n} steps:", c.flaw.name(), p.name());
+            out.push_str(trace);
+        }
+    }
+    out.trim_end().to_string()
+}
+
+pub fn bugs_json(args: &Args, caught: &[Catch], correct: &[Outcome]) -> String {
+    let flaws: Vec<String> = caught
+        .iter()
+        .map(|c| {
+            let (property, steps) = match &c.caught {
+                Some((p, n, _)) => (js(p.name()), n.to_string()),
+                None => ("null".to_string(), "null".to_string()),
+            };
+            format!(
+                "{{\"flaw\":{},\"upstream\":{},\"caught\":{},\"property\":{property},\"states\":{},\"seconds\":{:.3},\"trace_len\":{steps}}}",
+                js(c.flaw.name()),
+                js(c.flaw.upstream()),
+                c.caught.is_some(),
+                c.states,
+                c.seconds
+            )
+        })
+        .collect();
+    let verified = correct.iter().all(|o| o.complete && o.violated().next().is_none());
+    let states: usize = correct.iter().map(|o| o.states).sum();
+    let seconds: f64 = correct.iter().map(|o| o.seconds).sum();
+    format!(
+        "{{\"flaws\":[{}],\"correct\":{{\"verified\":{verified},\"scope\":{},\"states\":{states},\"seconds\":{seconds:.3}}}}}",
+        flaws.join(","),
+        js(args.scope.name())
+    )
+}

@@ -1,0 +1,127 @@
+//! The guarantees, each with a name, the sentence a violation quotes, and a non-vacuity witness.
+
+use std::fmt;
+
+use listwatch_model::ClientId;
+
+/// One guarantee a list/watch cache must keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Property {
+    NoResurrectedDelete,
+    NoRvRegression,
+    CacheIsSnapshot,
+    Converges,
+    NoLockAcrossUnboundedWait,
+    NoNeedlessRelist,
+    NoBusyLoop,
+    /// etcd's robustness names: ordered, unique, resumable.
+    WatchOrdered,
+    /// etcd's robustness names: reliable (no gaps), bookmarkable.
+    WatchReliable,
+}
+
+impl Property {
+    pub const ALL: [Property; 9] = [
+        Property::NoResurrectedDelete,
+        Property::NoRvRegression,
+        Property::CacheIsSnapshot,
+        Property::Converges,
+        Property::NoLockAcrossUnboundedWait,
+        Property::NoNeedlessRelist,
+        Property::NoBusyLoop,
+        Property::WatchOrdered,
+        Property::WatchReliable,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Property::NoResurrectedDelete => "no-resurrected-delete",
+            Property::NoRvRegression => "no-rv-regression",
+            Property::CacheIsSnapshot => "cache-is-snapshot",
+            Property::Converges => "converges",
+            Property::NoLockAcrossUnboundedWait => "no-lock-across-unbounded-wait",
+            Property::NoNeedlessRelist => "no-needless-relist",
+            Property::NoBusyLoop => "no-busy-loop",
+            Property::WatchOrdered => "watch-ordered",
+            Property::WatchReliable => "watch-reliable",
+        }
+    }
+
+    /// The guarantee, as a violation quotes it.
+    pub fn guarantee(self) -> &'static str {
+        match self {
+            Property::NoResurrectedDelete => {
+                "an object incarnation the cache has seen deleted, or that was deleted at or before the RV \
+                 the reflector claims, never reappears in the cache"
+            }
+            Property::NoRvRegression => {
+                "the RV a reflector claims never goes backwards, and no event at or below an RV it already \
+                 applied is applied again"
+            }
+            Property::CacheIsSnapshot => {
+                "between events, the cache equals the store's state at the RV the reflector claims"
+            }
+            Property::Converges => {
+                "once the environment is quiet, the reflector reaches an open watch with a cache equal to the \
+                 store within a bounded number of requests, and never rests with a cache that differs"
+            }
+            Property::NoLockAcrossUnboundedWait => "nobody holds a lock while in a wait that has no bound",
+            Property::NoNeedlessRelist => {
+                "a clean close, a server-side or a client-side watch timeout is followed by a re-watch from the \
+                 last RV, never by a LIST"
+            }
+            Property::NoBusyLoop => "an actor never takes more than a bounded number of steps without progress",
+            Property::WatchOrdered => {
+                "a watch stream delivers events in strictly increasing RV order, each once, none at or below \
+                 the RV it started from"
+            }
+            Property::WatchReliable => {
+                "a watch stream skips no event: every write after its RV arrives, and a bookmark is sent only \
+                 when every event up to it was"
+            }
+        }
+    }
+
+    /// What must be reachable for a pass to mean something.
+    pub fn witness(self) -> &'static str {
+        match self {
+            Property::NoResurrectedDelete => "a delete is observed after a compaction",
+            Property::NoRvRegression => "a relist after 410 happens",
+            Property::CacheIsSnapshot => "a cache holds objects at an RV past a compaction",
+            Property::Converges => "a cache converges after the faults",
+            Property::NoLockAcrossUnboundedWait => "a request is served while another cluster is unreachable",
+            Property::NoNeedlessRelist => "a watch resumes after a clean close",
+            Property::NoBusyLoop => "a reflector waits out a backoff",
+            Property::WatchOrdered => "a resumed watch delivers events",
+            Property::WatchReliable => "a watch delivers an event after a compaction",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Property> {
+        Property::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+impl fmt::Display for Property {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A broken guarantee: which, by whom, and what was seen.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Violation {
+    pub property: Property,
+    pub client: Option<ClientId>,
+    pub detail: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} violated: \"{}\"", self.property, self.property.guarantee())?;
+        match self.client {
+            Some(c) => write!(f, " ({c}: {})", self.detail),
+            None => write!(f, " ({})", self.detail),
+        }
+    }
+}
