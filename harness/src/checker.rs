@@ -90,12 +90,10 @@ macro_rules! property_fns {
             }
         )*
         fn stateright_properties() -> Vec<stateright::Property<CheckModel>> {
-            let mut all = Vec::new();
-            $(
-                all.push(stateright::Property::always(Property::$p.name(), $always));
-                all.push(stateright::Property::sometimes(Property::$p.witness(), $sometimes));
-            )*
-            all
+            vec![$(
+                stateright::Property::always(Property::$p.name(), $always),
+                stateright::Property::sometimes(Property::$p.witness(), $sometimes),
+            )*]
         }
     };
 }
@@ -148,6 +146,7 @@ pub enum Search {
 /// Limits of one run.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
+    /// States generated (revisits included) before the run stops.
     pub max_states: usize,
     pub time_limit: Duration,
     /// Stop at the first violation (for catching flaws) instead of exploring everything.
@@ -212,7 +211,9 @@ fn summarize(checker: impl Checker<CheckModel>, started: Instant, limits: Limits
     }
     let states = checker.unique_state_count();
     let any_violation = verdicts.iter().any(|v| v.counterexample.is_some());
-    let limit_hit = states >= limits.max_states || started.elapsed() >= limits.time_limit;
-    let complete = !limit_hit && !(limits.stop_at_violation && any_violation);
+    // stateright's target counts generated states, revisits included.
+    let limit_hit = checker.state_count() >= limits.max_states || started.elapsed() >= limits.time_limit;
+    let stopped_early = limits.stop_at_violation && any_violation;
+    let complete = !(limit_hit || stopped_early);
     Outcome { states, depth: checker.max_depth(), seconds, complete, verdicts }
 }

@@ -35,12 +35,15 @@ scopes (each also checks the client manager: 2 clusters, 2 requests, 1 cluster p
   small    1 key, 2 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2
   default  2 keys, 3 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2
   large    2 keys, 4 writes, 1 compaction, 2 faults, 2 API servers, 1 reflector, cache window 2
-  (relist-from-stale-cache and retry-too-large-rv add a second API server; retry-too-large-rv also a
-  write to another resource and a second fault)
+  (relist-from-stale-cache and retry-too-large-rv add a second API server; retry-too-large-rv runs its
+  own story: 1 key, 1 write, 1 write to another resource, 2 faults)
 
 flaws (--flaw, repeatable):
   stale-delete-rv, nil-prevkv-dropped, relist-on-timeout, stop-on-close, spin-on-close,
   sync-under-lock, relist-from-stale-cache, retry-too-large-rv, replace-keeps-missing
+
+--max-states bounds the states generated (revisits included; default 20000000), --time-limit the
+seconds (default 600); a run stopped by either is incomplete and exits 2, whatever it found so far.
 
 exit status: 0 every property holds (bugs: every flaw caught and the correct system verified),
 1 a property is violated (the shortest trace is printed), 2 bad arguments or a limit hit";

@@ -72,10 +72,15 @@ pub fn check_text(args: &Args, worlds: &[World], outcomes: &[Outcome]) -> String
         );
         let _ = writeln!(out, "  {:<15} {}", "", describe(&w.config));
     }
+    let complete = outcomes.iter().all(|o| o.complete);
     let _ = writeln!(out, "\n  {:<31} {:<9} witness", "property", "verdict");
     for p in Property::ALL {
         let (broken, witnessed) = combined(outcomes, p);
-        let verdict = if broken.is_some() { "VIOLATED" } else { "holds" };
+        let verdict = match (broken, complete) {
+            (Some(_), _) => "VIOLATED",
+            (None, true) => "holds",
+            (None, false) => "undecided",
+        };
         let seen = if witnessed { "reached" } else { "NOT reached" };
         let _ = writeln!(out, "  {:<31} {:<9} {seen}: {}", p.name(), verdict, p.witness());
     }
@@ -111,10 +116,16 @@ pub fn check_json(args: &Args, worlds: &[World], outcomes: &[Outcome]) -> String
             )
         })
         .collect();
+    let complete = outcomes.iter().all(|o| o.complete);
     let ps: Vec<String> = Property::ALL
         .into_iter()
         .map(|p| {
             let (broken, witnessed) = combined(outcomes, p);
+            let holds = match (broken, complete) {
+                (Some(_), _) => "false",
+                (None, true) => "true",
+                (None, false) => "null",
+            };
             let violation = broken
                 .and_then(|i| outcomes[i].verdicts.iter().find(|v| v.property == p))
                 .and_then(|v| v.counterexample.as_ref())
@@ -123,9 +134,8 @@ pub fn check_json(args: &Args, worlds: &[World], outcomes: &[Outcome]) -> String
                     format!("{{\"message\":{},\"trace\":[{}]}}", js(&v.to_string()), steps.join(","))
                 });
             format!(
-                "{{\"property\":{},\"holds\":{},\"witnessed\":{},\"violation\":{}}}",
+                "{{\"property\":{},\"holds\":{holds},\"witnessed\":{},\"violation\":{}}}",
                 js(p.name()),
-                broken.is_none(),
                 witnessed,
                 violation
             )

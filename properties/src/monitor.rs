@@ -17,7 +17,7 @@ use crate::truth::cache_equals_truth;
 /// Steps in a row that take no time and make no progress before it is a busy loop.
 pub const BUSY_STEPS_MAX: u8 = 8;
 /// Requests a reflector may make, once the environment is quiet, before it must be at rest.
-pub const QUIET_REQUESTS_MAX: u8 = 4;
+pub const QUIET_REQUESTS_MAX: u8 = 3;
 
 /// The watch stream a client is reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
