@@ -217,3 +217,11 @@ fn summarize(checker: impl Checker<CheckModel>, started: Instant, limits: Limits
     let complete = !(limit_hit || stopped_early);
     Outcome { states, depth: checker.max_depth(), seconds, complete, verdicts }
 }
+
+/// Serve stateright's Explorer over one world; returns only if the server stops.
+pub fn explore(config: Config, addr: std::net::SocketAddr) {
+    let checker = CheckModel::new(config).checker().threads(1).serve(addr);
+    while !checker.is_done() {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}

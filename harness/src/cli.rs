@@ -26,10 +26,12 @@ usage:
   listwatch check [--scope small|default|large] [--flaw NAME ...] [--checker bfs|dfs]
                   [--max-states N] [--time-limit SECS] [--json]
   listwatch bugs [--scope small|default|large] [--json]
+  listwatch explore [--scope small|default|large] [--flaw NAME ...] [--addr 127.0.0.1:3000]
   listwatch help
 
 check explores every interleaving of a scope and judges every property; with no flags it checks the
 correct system in the default scope. bugs checks every catalogue flaw, then the correct system.
+explore serves stateright's Explorer (a web UI to step through the list/watch world) until stopped.
 
 scopes (each also checks the client manager: 2 clusters, 2 requests, 1 cluster pause):
   small    1 key, 2 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2
@@ -57,6 +59,7 @@ pub struct Args {
     pub max_states: usize,
     pub time_limit_secs: u64,
     pub json: bool,
+    pub addr: std::net::SocketAddr,
 }
 
 impl Default for Args {
@@ -68,6 +71,7 @@ impl Default for Args {
             max_states: 20_000_000,
             time_limit_secs: 600,
             json: false,
+            addr: std::net::SocketAddr::from(([127, 0, 0, 1], 3000)),
         }
     }
 }
@@ -103,7 +107,13 @@ pub fn parse(command: &str, args: &[String]) -> Result<Args, UsageError> {
                     UsageError(format!("--scope: unknown scope '{v}' (known: small, default, large)"))
                 })?;
             }
-            "--flaw" if command == "check" => {
+            "--addr" if command == "explore" => {
+                let v = value("--addr")?;
+                parsed.addr = v.parse().map_err(|_| {
+                    UsageError(format!("--addr: '{v}' is not an address like 127.0.0.1:3000"))
+                })?;
+            }
+            "--flaw" if command == "check" || command == "explore" => {
                 let v = value("--flaw")?;
                 let flaw: Flaw = v.parse().map_err(|e| UsageError(format!("--flaw: {e}")))?;
                 parsed.flaws = parsed.flaws.with(flaw);
@@ -174,6 +184,23 @@ pub fn bugs(args: &Args) -> i32 {
     }
 }
 
+/// Run `explore`: serve the Explorer over the list/watch world until the process is stopped.
+pub fn explore(args: &Args) -> i32 {
+    if let Err(e) = std::net::TcpListener::bind(args.addr) {
+        eprintln!("listwatch: --addr: cannot listen on {}: {e}", args.addr);
+        return 2;
+    }
+    let world = worlds(args.scope, args.flaws)[0];
+    println!(
+        "listwatch explore: scope {}, flaws: {}, at http://{}/",
+        args.scope.name(),
+        args.flaws,
+        args.addr
+    );
+    crate::checker::explore(world.config, args.addr);
+    0
+}
+
 /// Dispatch a whole command line (without the program name); returns the exit status.
 pub fn run(args: &[String]) -> i32 {
     let rest = args.get(1..).unwrap_or(&[]);
@@ -181,6 +208,7 @@ pub fn run(args: &[String]) -> i32 {
         None => Ok(check(&Args::default())),
         Some("check") => parse("check", rest).map(|a| check(&a)),
         Some("bugs") => parse("bugs", rest).map(|a| bugs(&a)),
+        Some("explore") => parse("explore", rest).map(|a| explore(&a)),
         Some("help" | "--help" | "-h") => {
             println!("{HELP}");
             Ok(0)

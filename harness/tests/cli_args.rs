@@ -30,6 +30,8 @@ fn bad_arguments_name_the_argument_and_the_problem() {
         ("check", &["--time-limit", "0"][..], "--time-limit: '0' is not a positive whole number"),
         ("check", &["--frobnicate"][..], "check: unknown argument '--frobnicate'"),
         ("bugs", &["--flaw", "stop-on-close"][..], "bugs: unknown argument '--flaw'"),
+        ("explore", &["--addr", "nowhere"][..], "--addr: 'nowhere' is not an address like 127.0.0.1:3000"),
+        ("check", &["--addr", "127.0.0.1:1"][..], "check: unknown argument '--addr'"),
     ];
     for (command, words, expected) in cases {
         let err = parse(command, &args(words)).expect_err(expected);
