@@ -5,4 +5,3 @@ pub mod cli;
 pub mod report;
 pub mod scope;
 pub mod trace;
-pub mod walk;

@@ -9,7 +9,7 @@ use crate::action::{Action, Fault};
 use crate::api::{ApiError, Message, Request};
 use crate::cache::Cache;
 use crate::config::{Config, FaultKind};
-use crate::manager::{ClusterId, Manager, Outcome, RequestId, Step};
+use crate::manager::{Manager, Outcome, RequestId, Step};
 use crate::network::Network;
 use crate::observe::{ClientView, Observed};
 use crate::reflector::{Output, Reflector};
@@ -529,10 +529,5 @@ impl System {
         for (client, message) in out {
             self.network.push(client, message);
         }
-    }
-
-    /// The cluster ids the manager knows, for callers that enumerate.
-    pub fn clusters(&self) -> Vec<ClusterId> {
-        self.manager.as_ref().map(|m| m.clusters().collect()).unwrap_or_default()
     }
 }
