@@ -191,9 +191,32 @@ pub fn run(config: Config, search: Search, limits: Limits) -> Outcome {
     let builder =
         if limits.stop_at_violation { builder.finish_when(HasDiscoveries::AnyFailures) } else { builder };
     match search {
-        Search::Bfs => summarize(builder.spawn_bfs().join(), started, limits),
-        Search::Dfs => summarize(builder.spawn_dfs().join(), started, limits),
+        Search::Bfs => summarize(with_progress(builder.spawn_bfs()), started, limits),
+        Search::Dfs => summarize(with_progress(builder.spawn_dfs()), started, limits),
     }
+}
+
+/// Wait for a run, showing a progress line (states, states/s, depth) once a second when stderr is a
+/// terminal; nothing when it is piped.
+fn with_progress<C: Checker<CheckModel>>(checker: C) -> C {
+    use std::io::{IsTerminal, Write};
+    let tty = std::io::stderr().is_terminal();
+    let started = Instant::now();
+    let mut shown = false;
+    while !checker.is_done() {
+        std::thread::sleep(Duration::from_millis(100));
+        if tty && started.elapsed() >= Duration::from_secs(1) {
+            let states = checker.unique_state_count();
+            let rate = states as f64 / started.elapsed().as_secs_f64();
+            eprint!("\r  {states} states, {rate:.0} states/s, depth {}   ", checker.max_depth());
+            let _ = std::io::stderr().flush();
+            shown = true;
+        }
+    }
+    if shown {
+        eprint!("\r{:60}\r", "");
+    }
+    checker.join()
 }
 
 fn summarize(checker: impl Checker<CheckModel>, started: Instant, limits: Limits) -> Outcome {

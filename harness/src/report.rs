@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use listwatch_model::{Flaw, Flaws};
+use listwatch_model::{Component, Flaw, Flaws};
 use listwatch_properties::Property;
 
 use crate::checker::{run as check_world, Outcome, Search};
@@ -168,7 +168,10 @@ pub fn catch_all(args: &Args) -> Vec<Catch> {
         .into_iter()
         .map(|flaw| {
             let mut c = Catch { flaw, caught: None, states: 0, seconds: 0.0 };
-            for w in worlds(args.scope, Flaws::only(flaw)) {
+            // The world of the flaw's own component first: the manager's flaw lives in the manager.
+            let mut ws = worlds(args.scope, Flaws::only(flaw));
+            ws.sort_by_key(|w| (w.config.manager.is_some()) != (flaw.component() == Component::Manager));
+            for w in ws {
                 let o = check_world(w.config, Search::Bfs, args.limits(true));
                 c.states += o.states;
                 c.seconds += o.seconds;
