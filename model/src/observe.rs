@@ -51,7 +51,6 @@ impl fmt::Display for Observed {
                     write!(f, "{server}: etcd watch failed (nil prev_kv or compacted): cache relists")
                 }
                 IngestOutcome::Dropped => write!(f, "{server}: DELETE with nil prev_kv dropped"),
-                IngestOutcome::Progress(rv) => write!(f, "{server}: progress to {rv}"),
                 IngestOutcome::Idle => write!(f, "{server}: nothing from etcd"),
             },
             Observed::Sent { client, request } => write!(f, "{client}: sends {request}"),

@@ -33,7 +33,6 @@ pub enum IngestOutcome {
     Relisted,
     /// The flawed path dropped a DELETE whose prev_kv was nil.
     Dropped,
-    Progress(Rev),
     Idle,
 }
 
@@ -167,10 +166,6 @@ impl ApiServer {
         let mut out = Vec::new();
         let outcome = match store.send_next(Self::watcher(self.id)) {
             None => IngestOutcome::Idle,
-            Some(WatchResponse::Progress(rev)) => {
-                self.cache.progress(rev);
-                IngestOutcome::Progress(rev)
-            }
             // E5: the etcd watch fell below the compacted revision; the cache relists (A5).
             Some(WatchResponse::Cancelled { .. }) => {
                 out = self.relist_cache(store);
@@ -207,7 +202,7 @@ impl ApiServer {
     /// An etcd progress notification for this cache's watch (E7), when etcd would send one.
     pub fn progress_notify(&mut self, store: &Store) -> Outbox {
         let mut out = Vec::new();
-        if let Some(WatchResponse::Progress(rev)) = store.progress(Self::watcher(self.id)) {
+        if let Some(rev) = store.progress(Self::watcher(self.id)) {
             self.cache.progress(rev);
             self.answer_waiting_lists(&mut out);
         }

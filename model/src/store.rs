@@ -124,8 +124,6 @@ impl StoreEvent {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum WatchResponse {
     Event(StoreEvent),
-    /// A progress notification: every event `<= rev` was delivered (E7).
-    Progress(Rev),
     /// The watch fell below the compacted revision and was cancelled (E5).
     Cancelled {
         compacted: Rev,
@@ -381,8 +379,9 @@ impl Store {
         Some(WatchResponse::Event(StoreEvent { rev: entry.rev, key: entry.key, kind, prev }))
     }
 
-    /// A progress notification for a caught-up watch (E7).
-    pub fn progress(&self, id: WatcherId) -> Option<WatchResponse> {
-        self.watch_caught_up(id).then_some(WatchResponse::Progress(self.rev))
+    /// A progress notification for a caught-up watch (E7): every event up to the returned revision
+    /// was delivered.
+    pub fn progress(&self, id: WatcherId) -> Option<Rev> {
+        self.watch_caught_up(id).then_some(self.rev)
     }
 }

@@ -58,7 +58,8 @@ fn a2_list_variants() {
     let (mut store, mut server) = setup(4, Flaws::NONE);
     store.put(Prefix::Watched, A); // 1, not yet in the cache
     store.put(Prefix::Watched, B); // 2
-                                   // rv="0": whatever the cache has, here still empty at RV 0.
+
+    // rv="0": whatever the cache has, here still empty at RV 0.
     assert_eq!(list_ok(&server.list(C, ListRv::Any, &store)), (Rev(0), vec![]));
     // rv="": consistent, from etcd.
     assert_eq!(list_ok(&server.list(C, ListRv::Consistent, &store)).0, Rev(2));
