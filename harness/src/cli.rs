@@ -27,11 +27,24 @@ usage:
                   [--max-states N] [--time-limit SECS] [--json]
   listwatch bugs [--scope small|default|large] [--json]
   listwatch explore [--scope small|default|large] [--flaw NAME ...] [--addr 127.0.0.1:3000]
+  listwatch simulate [--seeds N] [--seed S] [--shard K/N] [--steps M] [--flaw NAME ...]
+                     [--out DIR] [--json]
+  listwatch show FILE [--format text|mermaid|json]
+  listwatch replay FILE...
   listwatch help
 
 check explores every interleaving of a scope and judges every property; with no flags it checks the
 correct system in the default scope. bugs checks every catalogue flaw, then the correct system.
 explore serves stateright's Explorer (a web UI to step through the list/watch world) until stopped.
+
+simulate runs seeds (default 0..100; --seed S alone runs S only): each draws a world and a fault mix,
+takes M steps with faults (default 200), then heals and must come to rest with every cache equal to
+etcd. The first failure of each property is shrunk and written to --out (default
+target/listwatch/failures). --shard K/N runs every Nth seed from the Kth (1-based), so N machines can
+share a campaign. The output is the same bytes for the same arguments; timings go to stderr.
+show renders a trace file; replay checks that trace files still give their recorded verdict (exit 1
+if one changed) and that the correct reflector holds on the same steps. A file that cannot be read
+(not JSON, another version, an unknown or disabled action) is named with the position, exit 2.
 
 scopes (each also checks the client manager: 2 clusters, 2 requests, 1 cluster pause):
   small    1 key, 2 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2
@@ -209,6 +222,9 @@ pub fn run(args: &[String]) -> i32 {
         Some("check") => parse("check", rest).map(|a| check(&a)),
         Some("bugs") => parse("bugs", rest).map(|a| bugs(&a)),
         Some("explore") => parse("explore", rest).map(|a| explore(&a)),
+        Some("simulate") => crate::cli_simulate::simulate(rest),
+        Some("show") => crate::cli_traces::show(rest),
+        Some("replay") => crate::cli_traces::replay_files(rest),
         Some("help" | "--help" | "-h") => {
             println!("{HELP}");
             Ok(0)

@@ -41,6 +41,10 @@ pub enum Action {
     ClusterSync(ClusterId),
     /// An unreachable cluster comes back (healing; costs no fault).
     ResumeCluster(ClusterId),
+    /// The environment stops injecting faults: what is left of the fault budget is spent. A simulator's
+    /// heal phase starts with it. [`crate::System::actions`] never offers it (a checker explores every
+    /// use of the budget instead); it is always enabled.
+    Heal,
 }
 
 /// A fault the environment injects; each costs one from the fault budget.
@@ -79,6 +83,7 @@ impl Action {
             Action::Fault(_) => "fault".into(),
             Action::ManagerStep(r) | Action::ManagerTimeout(r) => r.to_string(),
             Action::ClusterSync(c) | Action::ResumeCluster(c) => c.to_string(),
+            Action::Heal => "env".into(),
         }
     }
 }
@@ -103,6 +108,7 @@ impl fmt::Display for Action {
             Action::ManagerTimeout(r) => write!(f, "{r} sync wait times out"),
             Action::ClusterSync(c) => write!(f, "{c} informer syncs"),
             Action::ResumeCluster(c) => write!(f, "{c} reachable again"),
+            Action::Heal => write!(f, "no more faults"),
         }
     }
 }

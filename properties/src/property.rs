@@ -63,7 +63,8 @@ impl Property {
             }
             Property::Converges => {
                 "once the environment is quiet, the reflector reaches an open watch with a cache equal to the \
-                 store within a bounded number of requests, and never rests with a cache that differs"
+                 store within a bounded number of requests that do not move its RV, and never rests with a cache \
+                 that differs"
             }
             Property::NoLockAcrossUnboundedWait => "nobody holds a lock while in a wait that has no bound",
             Property::NoNeedlessRelist => {

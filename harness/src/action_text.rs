@@ -1,0 +1,191 @@
+//! The spelling of an action in a trace file: a verb and its operands, stable across versions of the
+//! trace format (`create default/a`, `route reflector-0 apiserver-1`, `refuse reflector-0 429`).
+//!
+//! The prose of `Display` is for people and may change; this spelling is the file format.
+
+use listwatch_model::manager::{ClusterId, RequestId};
+use listwatch_model::{Action, ApiError, ClientId, Fault, Key, Rev, ServerId};
+
+/// An action as a trace file spells it.
+pub fn format(action: &Action) -> String {
+    match action {
+        Action::Create(k) => format!("create {k}"),
+        Action::Update(k) => format!("update {k}"),
+        Action::Delete(k) => format!("delete {k}"),
+        Action::WriteOther => "write-other".into(),
+        Action::Compact(r) => format!("compact {r}"),
+        Action::Ingest(s) => format!("ingest {s}"),
+        Action::ProgressNotify(s) => format!("progress-notify {s}"),
+        Action::Route(c, s) => format!("route {c} {s}"),
+        Action::ListWaitExpired(c) => format!("list-wait-expired {c}"),
+        Action::Deliver(c) => format!("deliver {c}"),
+        Action::Bookmark(c) => format!("bookmark {c}"),
+        Action::FireTimer(c) => format!("fire-timer {c}"),
+        Action::Fault(Fault::Disconnect(c)) => format!("disconnect {c}"),
+        Action::Fault(Fault::ServerTimeout(c)) => format!("server-timeout {c}"),
+        Action::Fault(Fault::Refuse(c, e)) => format!("refuse {c} {}", error_code(*e)),
+        Action::Fault(Fault::WatchError(c, e)) => format!("watch-error {c} {}", error_code(*e)),
+        Action::Fault(Fault::EvictCache(s)) => format!("evict-cache {s}"),
+        Action::Fault(Fault::RelistCache(s)) => format!("relist-cache {s}"),
+        Action::Fault(Fault::RestartServer(s)) => format!("restart {s}"),
+        Action::Fault(Fault::PauseCluster(c)) => format!("pause {c}"),
+        Action::ManagerStep(r) => format!("manager-step {r}"),
+        Action::ManagerTimeout(r) => format!("manager-timeout {r}"),
+        Action::ClusterSync(c) => format!("cluster-sync {c}"),
+        Action::ResumeCluster(c) => format!("resume {c}"),
+        Action::Heal => "heal".into(),
+    }
+}
+
+const ERRORS: [(ApiError, &str); 6] = [
+    (ApiError::Expired, "410"),
+    (ApiError::TooLargeResourceVersion, "504"),
+    (ApiError::TooManyRequests, "429"),
+    (ApiError::InternalError, "500"),
+    (ApiError::ConnectionRefused, "refused"),
+    (ApiError::Disconnected, "reset"),
+];
+
+fn error_code(e: ApiError) -> &'static str {
+    ERRORS.iter().find(|(x, _)| *x == e).map_or("?", |(_, code)| code)
+}
+
+/// Parse an action spelled as [`format`] spells it; the error says what is wrong in a few words.
+pub fn parse(text: &str) -> Result<Action, String> {
+    let words: Vec<&str> = text.split(' ').collect();
+    let (verb, operands) = words.split_first().ok_or("empty action")?;
+    let arity = |n: usize| {
+        if operands.len() == n {
+            Ok(())
+        } else {
+            Err(format!("'{verb}' takes {n} operand(s), got {}", operands.len()))
+        }
+    };
+    let key = |i: usize| parse_key(operands[i]);
+    let client = |i: usize| id(operands[i], "reflector-").map(ClientId);
+    let server = |i: usize| id(operands[i], "apiserver-").map(ServerId);
+    let cluster = |i: usize| id(operands[i], "cluster-").map(ClusterId);
+    let request = |i: usize| id(operands[i], "request-").map(RequestId);
+    let error = |i: usize| {
+        ERRORS.iter().find(|(_, code)| *code == operands[i]).map(|(e, _)| *e).ok_or_else(|| {
+            format!("unknown error '{}' (known: 410, 504, 429, 500, refused, reset)", operands[i])
+        })
+    };
+    let action = match *verb {
+        "create" => arity(1).and_then(|_| key(0)).map(Action::Create)?,
+        "update" => arity(1).and_then(|_| key(0)).map(Action::Update)?,
+        "delete" => arity(1).and_then(|_| key(0)).map(Action::Delete)?,
+        "write-other" => arity(0).map(|_| Action::WriteOther)?,
+        "compact" => {
+            arity(1)?;
+            let rev =
+                operands[0].parse::<u32>().map_err(|_| format!("'{}' is not a revision", operands[0]))?;
+            Action::Compact(Rev(rev))
+        }
+        "ingest" => arity(1).and_then(|_| server(0)).map(Action::Ingest)?,
+        "progress-notify" => arity(1).and_then(|_| server(0)).map(Action::ProgressNotify)?,
+        "route" => {
+            arity(2)?;
+            Action::Route(client(0)?, server(1)?)
+        }
+        "list-wait-expired" => arity(1).and_then(|_| client(0)).map(Action::ListWaitExpired)?,
+        "deliver" => arity(1).and_then(|_| client(0)).map(Action::Deliver)?,
+        "bookmark" => arity(1).and_then(|_| client(0)).map(Action::Bookmark)?,
+        "fire-timer" => arity(1).and_then(|_| client(0)).map(Action::FireTimer)?,
+        "disconnect" => arity(1).and_then(|_| client(0)).map(|c| Action::Fault(Fault::Disconnect(c)))?,
+        "server-timeout" => {
+            arity(1).and_then(|_| client(0)).map(|c| Action::Fault(Fault::ServerTimeout(c)))?
+        }
+        "refuse" => {
+            arity(2)?;
+            Action::Fault(Fault::Refuse(client(0)?, error(1)?))
+        }
+        "watch-error" => {
+            arity(2)?;
+            Action::Fault(Fault::WatchError(client(0)?, error(1)?))
+        }
+        "evict-cache" => arity(1).and_then(|_| server(0)).map(|s| Action::Fault(Fault::EvictCache(s)))?,
+        "relist-cache" => arity(1).and_then(|_| server(0)).map(|s| Action::Fault(Fault::RelistCache(s)))?,
+        "restart" => arity(1).and_then(|_| server(0)).map(|s| Action::Fault(Fault::RestartServer(s)))?,
+        "pause" => arity(1).and_then(|_| cluster(0)).map(|c| Action::Fault(Fault::PauseCluster(c)))?,
+        "manager-step" => arity(1).and_then(|_| request(0)).map(Action::ManagerStep)?,
+        "manager-timeout" => arity(1).and_then(|_| request(0)).map(Action::ManagerTimeout)?,
+        "cluster-sync" => arity(1).and_then(|_| cluster(0)).map(Action::ClusterSync)?,
+        "resume" => arity(1).and_then(|_| cluster(0)).map(Action::ResumeCluster)?,
+        "heal" => arity(0).map(|_| Action::Heal)?,
+        other => return Err(format!("unknown action '{other}'")),
+    };
+    Ok(action)
+}
+
+fn id(word: &str, prefix: &str) -> Result<u8, String> {
+    word.strip_prefix(prefix)
+        .and_then(|n| n.parse::<u8>().ok())
+        .ok_or_else(|| format!("'{word}' is not an id like {prefix}0"))
+}
+
+/// `default/a` .. `default/z`, then `default/a1` .. (the key's `Display`).
+fn parse_key(word: &str) -> Result<Key, String> {
+    let bad = || format!("'{word}' is not a key like default/a");
+    let name = word.strip_prefix("default/").ok_or_else(bad)?;
+    let mut chars = name.chars();
+    let letter = chars.next().filter(char::is_ascii_lowercase).ok_or_else(bad)?;
+    let rest = chars.as_str();
+    let round = if rest.is_empty() { 0 } else { rest.parse::<u8>().map_err(|_| bad())? };
+    let k = u32::from(round) * 26 + (letter as u32 - 'a' as u32);
+    u8::try_from(k).map(Key).map_err(|_| bad())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spelling_parses_back() {
+        let c = ClientId(1);
+        let s = ServerId(2);
+        let all = [
+            Action::Create(Key(0)),
+            Action::Update(Key(27)),
+            Action::Delete(Key(25)),
+            Action::WriteOther,
+            Action::Compact(Rev(7)),
+            Action::Ingest(s),
+            Action::ProgressNotify(s),
+            Action::Route(c, s),
+            Action::ListWaitExpired(c),
+            Action::Deliver(c),
+            Action::Bookmark(c),
+            Action::FireTimer(c),
+            Action::Fault(Fault::Disconnect(c)),
+            Action::Fault(Fault::ServerTimeout(c)),
+            Action::Fault(Fault::Refuse(c, ApiError::TooManyRequests)),
+            Action::Fault(Fault::WatchError(c, ApiError::InternalError)),
+            Action::Fault(Fault::EvictCache(s)),
+            Action::Fault(Fault::RelistCache(s)),
+            Action::Fault(Fault::RestartServer(s)),
+            Action::Fault(Fault::PauseCluster(ClusterId(1))),
+            Action::ManagerStep(RequestId(3)),
+            Action::ManagerTimeout(RequestId(0)),
+            Action::ClusterSync(ClusterId(0)),
+            Action::ResumeCluster(ClusterId(1)),
+            Action::Heal,
+        ];
+        for a in all {
+            assert_eq!(parse(&format(&a)), Ok(a), "{}", format(&a));
+        }
+    }
+
+    #[test]
+    fn bad_spellings_say_what_is_wrong() {
+        assert_eq!(parse("teleport x").unwrap_err(), "unknown action 'teleport'");
+        assert_eq!(parse("create").unwrap_err(), "'create' takes 1 operand(s), got 0");
+        assert_eq!(parse("create a").unwrap_err(), "'a' is not a key like default/a");
+        assert_eq!(
+            parse("route reflector-0 server-1").unwrap_err(),
+            "'server-1' is not an id like apiserver-0"
+        );
+        assert!(parse("refuse reflector-0 418").unwrap_err().starts_with("unknown error '418'"));
+        assert_eq!(parse("").unwrap_err(), "unknown action ''");
+    }
+}

@@ -1,0 +1,250 @@
+//! A campaign: a range of seeds (or one shard of it), every failure reported with its seed and what the
+//! seed drew, the first failure of each property shrunk and written as a trace, and a summary.
+
+use std::io::{IsTerminal, Write as _};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use listwatch_model::{FaultKind, Flaws};
+use listwatch_properties::Property;
+
+use super::run::{run_seed, End, Tally};
+use super::shrink::shrink;
+use crate::tracefile::{Trace, Verdict};
+
+/// What to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Campaign {
+    pub first_seed: u64,
+    pub seeds: u64,
+    /// This machine's share: shard `k` of `n` (1-based) takes every `n`th seed from the `k`th.
+    pub shard: (u64, u64),
+    pub steps: u32,
+    pub flaws: Flaws,
+    pub out: PathBuf,
+}
+
+impl Campaign {
+    /// The seeds of this shard, in order.
+    pub fn shard_seeds(&self) -> impl Iterator<Item = u64> + '_ {
+        let (k, n) = self.shard;
+        (0..self.seeds).filter(move |i| i % n == k - 1).map(move |i| self.first_seed + i)
+    }
+
+    /// The heal phase's bound: far more than any correct system needs to settle.
+    pub fn heal_limit(&self) -> u32 {
+        self.steps.saturating_mul(20).saturating_add(2_000)
+    }
+}
+
+/// One failing seed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub seed: u64,
+    /// The broken property's name, or `no-rest` when the heal phase could not bring the system to rest.
+    pub what: String,
+    pub detail: String,
+    pub steps: usize,
+    pub drawn: String,
+    /// The shrunk trace written for the first failure of each kind: its length and file.
+    pub shrunk: Option<(usize, PathBuf)>,
+}
+
+/// The outcome of a campaign.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub seeds_run: u64,
+    pub tally: Tally,
+    pub failures: Vec<Failure>,
+    pub seconds: f64,
+}
+
+/// Run a campaign; `Err` only when a shrunk trace cannot be written.
+pub fn run(c: &Campaign) -> Result<Summary, String> {
+    let started = Instant::now();
+    let total = c.shard_seeds().count() as u64;
+    let progress = std::io::stderr().is_terminal() && total >= 100;
+    let mut summary = Summary::default();
+    let mut last_draw = Instant::now();
+    for seed in c.shard_seeds() {
+        let run = run_seed(seed, c.flaws, c.steps, c.heal_limit());
+        summary.seeds_run += 1;
+        summary.tally.add(&run.tally);
+        let (what, detail) = match &run.end {
+            End::Rest => (None, String::new()),
+            End::Broke(v) => (Some(v.property.name().to_string()), v.to_string()),
+            End::NoRest => {
+                (Some("no-rest".to_string()), format!("not at rest after {} heal steps", c.heal_limit()))
+            }
+        };
+        if let Some(what) = what {
+            let first_of_kind = !summary.failures.iter().any(|f| f.what == what);
+            let shrunk = match (&run.end, first_of_kind) {
+                (End::Broke(v), true) => {
+                    Some(write_shrunk(c, seed, &run.draw.config, &run.actions, v.property)?)
+                }
+                _ => None,
+            };
+            summary.failures.push(Failure {
+                seed,
+                what,
+                detail,
+                steps: run.actions.len(),
+                drawn: run.draw.describe(),
+                shrunk,
+            });
+        }
+        if progress && last_draw.elapsed().as_millis() >= 100 {
+            last_draw = Instant::now();
+            draw_progress(summary.seeds_run, total, summary.failures.len());
+        }
+    }
+    if progress {
+        eprint!("\r{:78}\r", "");
+    }
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+fn draw_progress(done: u64, total: u64, failures: usize) {
+    let width = 40;
+    let filled = (done * width / total.max(1)) as usize;
+    eprint!(
+        "\r[{}{}] {done}/{total} seeds, {failures} failing",
+        "=".repeat(filled),
+        " ".repeat(width as usize - filled)
+    );
+    let _ = std::io::stderr().flush();
+}
+
+fn write_shrunk(
+    c: &Campaign,
+    seed: u64,
+    config: &listwatch_model::Config,
+    actions: &[listwatch_model::Action],
+    property: Property,
+) -> Result<(usize, PathBuf), String> {
+    let shrunk = shrink(*config, actions, property);
+    let step = shrunk.len();
+    let trace = Trace {
+        title: format!("simulate seed {seed}: {property} breaks (flaws: {})", config.flaws),
+        config: *config,
+        seed: Some(seed),
+        actions: shrunk,
+        expect: Verdict::Breaks { property, step },
+    };
+    std::fs::create_dir_all(&c.out).map_err(|e| format!("--out: cannot create {}: {e}", c.out.display()))?;
+    let path = c.out.join(format!("seed-{seed}-{}.json", property.name()));
+    trace.save(&path).map_err(|e| format!("--out: cannot write {}: {e}", path.display()))?;
+    Ok((step, path))
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string().into_bytes();
+    let groups: Vec<&str> =
+        digits.rchunks(3).rev().map(|g| std::str::from_utf8(g).unwrap_or_default()).collect();
+    groups.join(",")
+}
+
+/// The summary as text: deterministic (no timings; those go to stderr).
+pub fn text(c: &Campaign, s: &Summary) -> String {
+    let t = &s.tally;
+    let mut out = format!(
+        "listwatch simulate: seeds {}..{} (shard {}/{}: {} seeds), {} safety steps then heal, flaws: {}\n",
+        c.first_seed,
+        c.first_seed + c.seeds,
+        c.shard.0,
+        c.shard.1,
+        s.seeds_run,
+        c.steps,
+        c.flaws
+    );
+    let passed = s.seeds_run - s.failures.len() as u64;
+    out.push_str(&format!("  seeds passed     {passed} / {}\n", s.seeds_run));
+    out.push_str(&format!(
+        "  steps            {} (safety {}, heal {})\n",
+        thousands(t.safety_steps + t.heal_steps),
+        thousands(t.safety_steps),
+        thousands(t.heal_steps)
+    ));
+    let faults: Vec<String> =
+        FaultKind::ALL.iter().map(|k| format!("{} {}", k.name(), thousands(t.faults[*k as usize]))).collect();
+    out.push_str(&format!("  faults injected  {}\n", faults.join(", ")));
+    out.push_str(&format!(
+        "  requests         {} LISTs (initial lists and relists), {} WATCHes\n",
+        thousands(t.lists),
+        thousands(t.watches)
+    ));
+    out.push_str("  properties       all 9 judged after every step; seeds reaching each witness:\n");
+    for p in Property::ALL {
+        out.push_str(&format!("    {:<30} {}\n", p.name(), thousands(t.witnessed[p as usize])));
+    }
+    if s.failures.is_empty() {
+        out.push_str("  failures         none\n");
+    } else {
+        out.push_str(&format!("  failures         {}\n", s.failures.len()));
+        for f in &s.failures {
+            out.push_str(&format!("    seed {}: {} after {} steps: {}\n", f.seed, f.what, f.steps, f.detail));
+            out.push_str(&format!("      drawn: {}\n", f.drawn));
+            if let Some((len, path)) = &f.shrunk {
+                out.push_str(&format!("      shrunk to {len} steps: {}\n", path.display()));
+            }
+            out.push_str(&format!("      reproduce: listwatch simulate --seed {}{}\n", f.seed, flags(c)));
+        }
+    }
+    out
+}
+
+fn flags(c: &Campaign) -> String {
+    let mut s = format!(" --steps {}", c.steps);
+    for f in c.flaws.iter() {
+        s.push_str(&format!(" --flaw {}", f.name()));
+    }
+    s
+}
+
+/// The summary as JSON: deterministic, keys sorted.
+pub fn json(c: &Campaign, s: &Summary) -> String {
+    let t = &s.tally;
+    let faults: serde_json::Map<String, serde_json::Value> =
+        FaultKind::ALL.iter().map(|k| (k.name().to_string(), t.faults[*k as usize].into())).collect();
+    let witnessed: serde_json::Map<String, serde_json::Value> =
+        Property::ALL.iter().map(|p| (p.name().to_string(), t.witnessed[*p as usize].into())).collect();
+    let failures: Vec<serde_json::Value> = s
+        .failures
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "seed": f.seed,
+                "breaks": f.what,
+                "detail": f.detail,
+                "steps": f.steps,
+                "drawn": f.drawn,
+                "shrunk_steps": f.shrunk.as_ref().map(|(n, _)| *n),
+                "trace": f.shrunk.as_ref().map(|(_, p)| p.display().to_string()),
+            })
+        })
+        .collect();
+    let value = serde_json::json!({
+        "first_seed": c.first_seed,
+        "seeds": c.seeds,
+        "shard": format!("{}/{}", c.shard.0, c.shard.1),
+        "seeds_run": s.seeds_run,
+        "safety_steps_per_seed": c.steps,
+        "flaws": c.flaws.iter().map(|f| f.name()).collect::<Vec<_>>(),
+        "steps": { "safety": t.safety_steps, "heal": t.heal_steps },
+        "faults": faults,
+        "requests": { "list": t.lists, "watch": t.watches },
+        "witnessed": witnessed,
+        "passed": s.seeds_run - s.failures.len() as u64,
+        "failures": failures,
+    });
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+/// The timing line (stderr): wall-clock figures never go into the deterministic output.
+pub fn timing(s: &Summary) -> String {
+    let steps = s.tally.safety_steps + s.tally.heal_steps;
+    let rate = if s.seconds > 0.0 { steps as f64 / s.seconds } else { 0.0 };
+    format!("listwatch simulate: {:.2} s, {} steps/s on one core", s.seconds, thousands(rate as u64))
+}

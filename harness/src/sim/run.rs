@@ -1,0 +1,198 @@
+//! One seed's run: a safety phase with faults, then a heal phase without them that must bring every
+//! reflector to rest with its cache equal to the truth. Every state is judged by the same properties as
+//! the exhaustive checker.
+
+use listwatch_model::{Action, Observed, System};
+use listwatch_properties::{first_violation, witnessed, Monitor, Property, Violation};
+
+use super::draw::{fault_kind, Draw, StepKind};
+use super::rng::Rng;
+use listwatch_model::Flaws;
+
+/// Counts a run adds to a campaign's summary.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub safety_steps: u64,
+    pub heal_steps: u64,
+    /// Faults injected, by `FaultKind as usize`.
+    pub faults: [u64; 9],
+    /// LISTs the reflectors sent.
+    pub lists: u64,
+    /// WATCHes the reflectors sent.
+    pub watches: u64,
+    /// Per property (catalogue order): 1 if its witness was reached in this run.
+    pub witnessed: [u64; 9],
+}
+
+impl Tally {
+    pub fn add(&mut self, other: &Tally) {
+        self.safety_steps += other.safety_steps;
+        self.heal_steps += other.heal_steps;
+        for (a, b) in self.faults.iter_mut().zip(other.faults) {
+            *a += b;
+        }
+        self.lists += other.lists;
+        self.watches += other.watches;
+        for (a, b) in self.witnessed.iter_mut().zip(other.witnessed) {
+            *a += b;
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Every property held and every reflector came to rest after healing.
+    Rest,
+    /// A property broke after the last action taken.
+    Broke(Violation),
+    /// The heal phase ran out of steps before every reflector came to rest.
+    NoRest,
+}
+
+/// A finished run.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub draw: Draw,
+    pub actions: Vec<Action>,
+    pub end: End,
+    pub tally: Tally,
+}
+
+/// Run one seed for `safety_steps` steps of the safety phase, then heal for at most `heal_limit`.
+pub fn run_seed(seed: u64, flaws: Flaws, safety_steps: u32, heal_limit: u32) -> Run {
+    let (draw, mut rng) = Draw::new(seed, flaws);
+    let (mut sys, seen) = System::start(draw.config);
+    let mut monitor = Monitor::new(&sys, &seen);
+    let mut runner =
+        Runner { draw: &draw, actions: Vec::new(), tally: Tally::default(), enabled: Vec::new() };
+    runner.count(&seen);
+    let end = runner.safety(&mut sys, &mut monitor, &mut rng, safety_steps).unwrap_or_else(|| {
+        runner.step(&mut sys, &mut monitor, Action::Heal);
+        runner.heal(&mut sys, &mut monitor, &mut rng, heal_limit)
+    });
+    let Runner { actions, tally, .. } = runner;
+    Run { draw, actions, end, tally }
+}
+
+struct Runner<'a> {
+    draw: &'a Draw,
+    actions: Vec<Action>,
+    tally: Tally,
+    enabled: Vec<Action>,
+}
+
+impl Runner<'_> {
+    /// Safety phase: steps drawn by weight among all enabled ones. `Some` if the run ended early.
+    fn safety(&mut self, sys: &mut System, monitor: &mut Monitor, rng: &mut Rng, steps: u32) -> Option<End> {
+        for _ in 0..steps {
+            self.enabled.clear();
+            sys.actions(&mut self.enabled);
+            let (draw, left) = (self.draw, sys.budget().writes);
+            let Some(action) = pick(rng, &self.enabled, |a| draw.weight(a, left)) else { break };
+            self.tally.safety_steps += 1;
+            if let Some(v) = self.step(sys, monitor, action) {
+                return Some(End::Broke(v));
+            }
+        }
+        None
+    }
+
+    /// Heal phase: no faults; time passes (a timer fires, a bookmark arrives) only when nothing else
+    /// can happen, so that the system settles if it can.
+    fn heal(&mut self, sys: &mut System, monitor: &mut Monitor, rng: &mut Rng, limit: u32) -> End {
+        for _ in 0..limit {
+            if at_rest(sys) {
+                return End::Rest;
+            }
+            self.enabled.clear();
+            sys.actions(&mut self.enabled);
+            let (draw, left) = (self.draw, sys.budget().writes);
+            // A step kind weighed 0 would never happen: in the heal phase everything must be able to.
+            let weight = |a: &Action| draw.weight(a, left).max(1);
+            let busy = |a: &Action| !matches!(a, Action::FireTimer(_) | Action::Bookmark(_));
+            let work = |a: &Action| if busy(a) { weight(a) } else { 0 };
+            let time = |a: &Action| if busy(a) { 0 } else { weight(a) };
+            let Some(action) = pick(rng, &self.enabled, work).or_else(|| pick(rng, &self.enabled, time))
+            else {
+                return if at_rest(sys) { End::Rest } else { End::NoRest };
+            };
+            self.tally.heal_steps += 1;
+            if let Some(v) = self.step(sys, monitor, action) {
+                return End::Broke(v);
+            }
+        }
+        if at_rest(sys) {
+            End::Rest
+        } else {
+            End::NoRest
+        }
+    }
+
+    fn step(&mut self, sys: &mut System, monitor: &mut Monitor, action: Action) -> Option<Violation> {
+        if let Action::Fault(f) = &action {
+            self.tally.faults[fault_kind(f) as usize] += 1;
+        }
+        let seen = sys.apply(action);
+        self.actions.push(action);
+        self.count(&seen);
+        monitor.observe(sys, &seen);
+        for p in Property::ALL {
+            if self.tally.witnessed[p as usize] == 0 && witnessed(p, sys, monitor) {
+                self.tally.witnessed[p as usize] = 1;
+            }
+        }
+        first_violation(sys, monitor)
+    }
+
+    fn count(&mut self, seen: &[Observed]) {
+        for o in seen {
+            if let Observed::Sent { request, .. } = o {
+                if request.is_list() {
+                    self.tally.lists += 1;
+                } else {
+                    self.tally.watches += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Every reflector at rest (watching with nothing in flight, or stopped), the environment quiet and
+/// settled, and the client manager with nothing left to do.
+pub fn at_rest(sys: &System) -> bool {
+    if !(sys.quiet() && sys.settled()) {
+        return false;
+    }
+    let reflectors_rest = sys.client_ids().all(|c| {
+        let v = sys.view(c);
+        v.watch_at_rest || (!v.connected && !v.scheduled)
+    });
+    let manager_rest = sys.manager().is_none_or(|m| {
+        m.requests().all(|(id, _)| !m.can_step(id) && !m.can_time_out(id))
+            && m.clusters().all(|c| !m.can_sync(c) && !m.is_paused(c))
+    });
+    reflectors_rest && manager_rest
+}
+
+/// A step drawn among `enabled` in proportion to `weight`; `None` if every weight is 0.
+fn pick(rng: &mut Rng, enabled: &[Action], weight: impl Fn(&Action) -> u32) -> Option<Action> {
+    let total: u64 = enabled.iter().map(|a| u64::from(weight(a))).sum();
+    if total == 0 {
+        return None;
+    }
+    let mut x = rng.below(total);
+    for a in enabled {
+        let w = u64::from(weight(a));
+        if x < w {
+            return Some(*a);
+        }
+        x -= w;
+    }
+    None
+}
+
+/// Whether a step kind is a fault (for callers that count).
+pub fn is_fault(action: &Action) -> bool {
+    matches!(StepKind::of(action), StepKind::Fault(_))
+}
