@@ -25,7 +25,7 @@ listwatch: prove or break Kubernetes-style list/watch caches
 usage:
   listwatch check [--scope small|default|large] [--flaw NAME ...] [--checker bfs|dfs]
                   [--max-states N] [--time-limit SECS] [--json]
-  listwatch bugs [--scope small|default|large] [--json]
+  listwatch bugs [--scope small|default|large] [--corpus DIR] [--json]
   listwatch explore [--scope small|default|large] [--flaw NAME ...] [--addr 127.0.0.1:3000]
   listwatch simulate [--seeds N] [--seed S] [--shard K/N] [--steps M] [--flaw NAME ...]
                      [--out DIR] [--json]
@@ -34,7 +34,8 @@ usage:
   listwatch help
 
 check explores every interleaving of a scope and judges every property; with no flags it checks the
-correct system in the default scope. bugs checks every catalogue flaw, then the correct system.
+correct system in the default scope. bugs checks every catalogue flaw, then the correct system;
+--corpus DIR writes each flaw's shortest trace there as a trace file.
 explore serves stateright's Explorer (a web UI to step through the list/watch world) until stopped.
 
 simulate runs seeds (default 0..100; --seed S alone runs S only): each draws a world and a fault mix,
@@ -73,6 +74,8 @@ pub struct Args {
     pub time_limit_secs: u64,
     pub json: bool,
     pub addr: std::net::SocketAddr,
+    /// `bugs --corpus DIR`: write each flaw's shortest trace there.
+    pub corpus: Option<std::path::PathBuf>,
 }
 
 impl Default for Args {
@@ -85,6 +88,7 @@ impl Default for Args {
             time_limit_secs: 600,
             json: false,
             addr: std::net::SocketAddr::from(([127, 0, 0, 1], 3000)),
+            corpus: None,
         }
     }
 }
@@ -146,6 +150,7 @@ pub fn parse(command: &str, args: &[String]) -> Result<Args, UsageError> {
             }
             "--time-limit" => parsed.time_limit_secs = positive("--time-limit", &value("--time-limit")?)?,
             "--json" => parsed.json = true,
+            "--corpus" if command == "bugs" => parsed.corpus = Some(value("--corpus")?.into()),
             other => return Err(UsageError(format!("{command}: unknown argument '{other}'"))),
         }
     }
@@ -188,6 +193,12 @@ pub fn bugs(args: &Args) -> i32 {
         report::bugs_text(args, &caught, &correct)
     };
     println!("{text}");
+    if let Some(dir) = &args.corpus {
+        if let Err(e) = write_corpus(dir, &caught) {
+            eprintln!("listwatch: --corpus: {e}");
+            return 2;
+        }
+    }
     let all_caught = caught.iter().all(|c| c.caught.is_some());
     let verified = correct.iter().all(|o| o.complete && o.violated().next().is_none());
     if all_caught && verified {
@@ -195,6 +206,31 @@ pub fn bugs(args: &Args) -> i32 {
     } else {
         1
     }
+}
+
+/// The corpus file name of a flaw: its name and where it comes from (`stale-delete-rv.kubernetes-58545.json`).
+pub fn corpus_name(flaw: Flaw) -> String {
+    let mut slug = String::new();
+    for ch in flaw.upstream().chars() {
+        match ch {
+            'a'..='z' | '0'..='9' => slug.push(ch),
+            'A'..='Z' => slug.push(ch.to_ascii_lowercase()),
+            _ if !slug.ends_with('-') => slug.push('-'),
+            _ => {}
+        }
+    }
+    format!("{}.{}.json", flaw.name(), slug.trim_end_matches('-'))
+}
+
+fn write_corpus(dir: &std::path::Path, caught: &[report::Catch]) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for c in caught {
+        if let Some(trace) = &c.trace {
+            let path = dir.join(corpus_name(c.flaw));
+            trace.save(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Run `explore`: serve the Explorer over the list/watch world until the process is stopped.

@@ -110,6 +110,12 @@ pub fn mermaid(trace: &Trace) -> String {
     // The server each client's connection goes to, and the request on it.
     let mut routed: BTreeMap<u8, u8> = BTreeMap::new();
     let mut sent: BTreeMap<u8, String> = BTreeMap::new();
+    // The first requests go out as the system starts, before step 1.
+    for o in System::start(trace.config).1 {
+        if let Observed::Sent { client, request } = o {
+            sent.insert(client.0, request.to_string());
+        }
+    }
     for step in steps(trace) {
         let _ = writeln!(out, "    Note over W,E: step {}", step.n);
         for o in &step.seen {

@@ -158,6 +158,8 @@ pub struct Catch {
     pub flaw: Flaw,
     /// The broken property and its shortest trace, rendered.
     pub caught: Option<(Property, usize, String)>,
+    /// The shortest trace as a trace file would hold it.
+    pub trace: Option<crate::tracefile::Trace>,
     pub states: usize,
     pub seconds: f64,
 }
@@ -167,7 +169,7 @@ pub fn catch_all(args: &Args) -> Vec<Catch> {
     Flaw::ALL
         .into_iter()
         .map(|flaw| {
-            let mut c = Catch { flaw, caught: None, states: 0, seconds: 0.0 };
+            let mut c = Catch { flaw, caught: None, trace: None, states: 0, seconds: 0.0 };
             // The world of the flaw's own component first: the manager's flaw lives in the manager.
             let mut ws = worlds(args.scope, Flaws::only(flaw));
             ws.sort_by_key(|w| (w.config.manager.is_some()) != (flaw.component() == Component::Manager));
@@ -175,12 +177,21 @@ pub fn catch_all(args: &Args) -> Vec<Catch> {
                 let o = check_world(w.config, Search::Bfs, args.limits(true));
                 c.states += o.states;
                 c.seconds += o.seconds;
-                let found = o.violated().next().map(|v| {
-                    let (actions, violation) = v.counterexample.as_ref().expect("violated");
-                    (v.property, actions.len(), render(w.config, actions, violation))
-                });
-                if found.is_some() {
-                    c.caught = found;
+                let found = o.violated().find_map(|v| v.counterexample.as_ref().map(|ce| (v.property, ce)));
+                if let Some((property, (actions, violation))) = found {
+                    c.caught = Some((property, actions.len(), render(w.config, actions, violation)));
+                    c.trace = Some(crate::tracefile::Trace {
+                        title: format!(
+                            "{} ({}): {property} breaks; shortest trace, checker scope {}",
+                            flaw.name(),
+                            flaw.upstream(),
+                            args.scope.name()
+                        ),
+                        config: w.config,
+                        seed: None,
+                        actions: actions.clone(),
+                        expect: crate::tracefile::Verdict::Breaks { property, step: actions.len() },
+                    });
                     break;
                 }
             }

@@ -117,6 +117,27 @@ fn e5_slow_watcher_that_falls_below_compaction_is_cancelled() {
     assert!(!s.has_watch(0));
 }
 
+/// Found by the simulator (seed 485): a slow watcher whose next revision is exactly the compaction revision
+/// is not cancelled (E5: it is not below it) and, with etcd < 3.5.16, skips a tombstone there (etcd#18274).
+/// The watch cache behind it never learns of the delete; no reflector can repair that.
+#[test]
+fn e4_e5_slow_watcher_resuming_at_compaction_skips_its_tombstone_before_etcd_3_5_16() {
+    for (policy, sees_delete) in
+        [(TombstonePolicy::DropAtCompaction, false), (TombstonePolicy::KeepAtCompactRev, true)]
+    {
+        let mut s = Store::new(policy, Some(1));
+        s.watch(0, Rev(1)).unwrap();
+        s.put(Prefix::Watched, A); // 1: buffered
+        s.delete(Prefix::Watched, A).unwrap(); // 2: buffer full, the watcher falls behind
+        s.put(Prefix::Watched, B); // 3
+        assert_eq!(event(s.send_next(0)).rev, Rev(1));
+        s.compact(Rev(2)).unwrap();
+        let next = event(s.send_next(0));
+        assert_eq!(next.kind == EventKind::Delete, sees_delete, "{policy:?}: got {next:?}");
+        assert_eq!(next.rev, if sees_delete { Rev(2) } else { Rev(3) }, "{policy:?}");
+    }
+}
+
 /// etcd#10681: prev_kv is looked up when the event is sent; compacted meanwhile, it is silently nil.
 #[test]
 fn e6_prev_kv_is_nil_if_compacted_before_send() {

@@ -1,0 +1,90 @@
+//! The simulator: deterministic to the byte, shards that add up to the whole, every catalogue flaw it can
+//! reach found and shrunk into a trace that replays, and the correct system passing.
+
+use std::path::PathBuf;
+
+use listwatch_harness::replay::replay;
+use listwatch_harness::sim::campaign::{self, Campaign};
+use listwatch_harness::tracefile::{Trace, Verdict};
+use listwatch_model::{Flaw, Flaws};
+
+fn campaign(name: &str, seeds: u64, flaws: Flaws) -> Campaign {
+    Campaign {
+        first_seed: 0,
+        seeds,
+        shard: (1, 1),
+        steps: 200,
+        flaws,
+        out: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("simulate").join(name),
+    }
+}
+
+#[test]
+fn the_same_campaign_prints_the_same_bytes() {
+    let c = campaign("determinism", 300, Flaws::only(Flaw::StaleDeleteRv));
+    let first = campaign::run(&c).expect("runs");
+    let trace_path = first.failures[0].shrunk.as_ref().expect("the first failure is shrunk").1.clone();
+    let trace_bytes = std::fs::read(&trace_path).expect("written");
+    let second = campaign::run(&c).expect("runs");
+    assert_eq!(campaign::json(&c, &first), campaign::json(&c, &second));
+    assert_eq!(campaign::text(&c, &first), campaign::text(&c, &second));
+    assert_eq!(std::fs::read(&trace_path).expect("written"), trace_bytes);
+}
+
+#[test]
+fn shards_split_the_seeds_and_add_up_to_the_whole() {
+    let whole = campaign("whole", 90, Flaws::NONE);
+    let all = campaign::run(&whole).expect("runs");
+    let mut seeds = Vec::new();
+    let mut steps = 0;
+    for k in 1..=3 {
+        let shard = Campaign { shard: (k, 3), ..whole.clone() };
+        seeds.extend(shard.shard_seeds());
+        let s = campaign::run(&shard).expect("runs");
+        steps += s.tally.safety_steps + s.tally.heal_steps;
+    }
+    seeds.sort_unstable();
+    assert_eq!(seeds, (0..90).collect::<Vec<_>>());
+    assert_eq!(steps, all.tally.safety_steps + all.tally.heal_steps);
+}
+
+#[test]
+fn the_correct_system_passes_and_reaches_every_witness_it_can() {
+    let c = campaign("correct", 1000, Flaws::NONE);
+    let s = campaign::run(&c).expect("runs");
+    assert!(s.failures.is_empty(), "{}", campaign::text(&c, &s));
+    // Every property but the manager's (whose witness needs a paused cluster and a served request in
+    // one seed) is exercised, not only vacuously held.
+    for (i, n) in s.tally.witnessed.iter().enumerate() {
+        assert!(*n > 0 || i == 4, "property {i} never reached its witness:\n{}", campaign::text(&c, &s));
+    }
+}
+
+/// retry-too-large-rv needs a reflector RV from a write to another resource and a relist that lands on an
+/// API server whose cache stays behind it; the swarm has not reached that in 20,000 seeds (the exhaustive
+/// checker and the corpus cover it).
+const SIMULATOR_FINDS: [Flaw; 8] = [
+    Flaw::StaleDeleteRv,
+    Flaw::NilPrevKvDropped,
+    Flaw::RelistOnTimeout,
+    Flaw::StopOnClose,
+    Flaw::SpinOnClose,
+    Flaw::SyncUnderLock,
+    Flaw::RelistFromStaleCache,
+    Flaw::ReplaceKeepsMissing,
+];
+
+#[test]
+fn every_reachable_flaw_is_found_in_1000_seeds_and_its_shrunk_trace_replays() {
+    for flaw in SIMULATOR_FINDS {
+        let c = campaign(flaw.name(), 1000, Flaws::only(flaw));
+        let s = campaign::run(&c).expect("runs");
+        let first = s.failures.first().unwrap_or_else(|| panic!("{flaw} not found in 1000 seeds"));
+        let (len, path) = first.shrunk.clone().expect("the first failure is shrunk");
+        assert!(len <= first.steps, "{flaw}: shrinking made it longer");
+        let trace = Trace::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let r = replay(&trace);
+        assert!(matches!(r.verdict, Verdict::Breaks { step, .. } if step == len), "{flaw}: {}", r.verdict);
+        assert_eq!(r.correct, Verdict::Holds, "{flaw}: the correct reflector breaks on the shrunk trace");
+    }
+}
