@@ -2,6 +2,7 @@
 
 pub mod action_text;
 pub mod checker;
+pub mod live;
 pub mod cli;
 pub mod cli_simulate;
 pub mod cli_traces;

@@ -39,7 +39,7 @@ fn unique_state_counts_of_small_are_pinned_for_bfs_and_dfs() {
     assert_eq!(dfs, bfs, "both searches see the same state space");
 }
 
-const BFS_LIST_WATCH: usize = 11_835;
+const BFS_LIST_WATCH: usize = 11_481;
 const MANAGER: usize = 312;
 
 #[test]

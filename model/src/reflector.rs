@@ -104,6 +104,9 @@ pub enum Output {
     Cancel,
     /// Change the cache.
     Cache(CacheOp),
+    /// A timer was (re)armed: it fires [`Reflector::duration`] from now unless disarmed first. A driver
+    /// with a clock sets its deadline; the model's scheduler fires armed timers as actions instead.
+    Arm(Timer),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -182,6 +185,7 @@ impl Reflector {
 
     fn arm(&mut self, timer: Timer) {
         self.armed |= timer.bit();
+        self.outputs.push_back(Output::Arm(timer));
     }
 
     fn disarm(&mut self, timer: Timer) {

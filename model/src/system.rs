@@ -520,6 +520,8 @@ impl System {
                         seen.push(Observed::Cancelled { client });
                     }
                 }
+                // The model's scheduler fires armed timers as actions (FireTimer).
+                Output::Arm(_) => {}
                 Output::Cache(op) => {
                     let mut notes = Vec::new();
                     self.clients[i].cache.apply(&op, self.config.flaws, &mut notes);
