@@ -2,10 +2,10 @@
 
 pub mod action_text;
 pub mod checker;
-pub mod live;
 pub mod cli;
 pub mod cli_simulate;
 pub mod cli_traces;
+pub mod live;
 pub mod render;
 pub mod replay;
 pub mod report;

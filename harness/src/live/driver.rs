@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use listwatch_model::{Cache, CacheOp, Flaws, Key, Notification, Object, Output, Reflector, ReflectorConfig, Request, Timer};
+use listwatch_model::{
+    Cache, CacheOp, Flaws, Key, Notification, Object, Output, Reflector, ReflectorConfig, Request, Timer,
+};
 use tokio::time::{Duration, Instant};
 
 use super::shared_cache::{Change, SharedCache};
@@ -144,8 +146,12 @@ impl<T: ListWatch> Driver<T> {
             }
             CacheOp::Apply(_) => {
                 let changes = notes.iter().map(|n| match n {
-                    Notification::Add(o) | Notification::Update { new: o, .. } => Change::Upsert(o.key, Arc::new(*o)),
-                    Notification::Delete(o) | Notification::DeletedFinalStateUnknown(o) => Change::Remove(o.key),
+                    Notification::Add(o) | Notification::Update { new: o, .. } => {
+                        Change::Upsert(o.key, Arc::new(*o))
+                    }
+                    Notification::Delete(o) | Notification::DeletedFinalStateUnknown(o) => {
+                        Change::Remove(o.key)
+                    }
                 });
                 self.cache.apply(changes, rv.max(self.cache.snapshot().rv));
             }

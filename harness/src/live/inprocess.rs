@@ -167,7 +167,11 @@ impl State {
     }
 
     /// Open a connection for a request: the fault it meets, if any, or the channel its answers come on.
-    fn open(&mut self, client: ClientId, what: String) -> Result<mpsc::UnboundedReceiver<Message>, Option<ApiError>> {
+    fn open(
+        &mut self,
+        client: ClientId,
+        what: String,
+    ) -> Result<mpsc::UnboundedReceiver<Message>, Option<ApiError>> {
         self.log.push((client, what));
         if self.faults.unreachable {
             return Err(None);
@@ -198,11 +202,10 @@ impl ListWatch for InProcessClient {
         let opened = {
             let mut s = lock(&self.server.state);
             s.requests.lists += 1;
-            s.open(self.id, format!("LIST {rv}")).map(|rx| {
+            s.open(self.id, format!("LIST {rv}")).inspect(|_| {
                 let State { server, store, .. } = &mut *s;
                 let out = server.list(self.id, rv, store);
                 s.route(out);
-                rx
             })
         };
         let mut rx = match opened {
@@ -228,18 +231,22 @@ impl ListWatch for InProcessClient {
         }
     }
 
-    async fn watch(&self, from: WatchFrom, timeout_secs: u32, bookmarks: bool) -> Result<InProcessWatch, ApiError> {
+    async fn watch(
+        &self,
+        from: WatchFrom,
+        timeout_secs: u32,
+        bookmarks: bool,
+    ) -> Result<InProcessWatch, ApiError> {
         let opened = {
             let mut s = lock(&self.server.state);
             s.requests.watches += 1;
-            s.open(self.id, format!("WATCH {from:?}")).map(|rx| {
+            s.open(self.id, format!("WATCH {from:?}")).inspect(|_| {
                 let out = s.server.watch(self.id, from, bookmarks);
                 s.route(out);
                 if s.faults.close_every_watch {
                     let out = s.server.timeout_watch(self.id);
                     s.route(out);
                 }
-                rx
             })
         };
         match opened {

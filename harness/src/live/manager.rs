@@ -56,7 +56,11 @@ impl<C> fmt::Debug for ClientManager<C> {
 }
 
 impl<C: ClusterCache> ClientManager<C> {
-    pub fn new(start: impl Fn(&str) -> Arc<C> + Send + Sync + 'static, sync_timeout: Duration, flaws: Flaws) -> Self {
+    pub fn new(
+        start: impl Fn(&str) -> Arc<C> + Send + Sync + 'static,
+        sync_timeout: Duration,
+        flaws: Flaws,
+    ) -> Self {
         ClientManager { clusters: RwLock::new(BTreeMap::new()), start: Box::new(start), sync_timeout, flaws }
     }
 
@@ -67,7 +71,8 @@ impl<C: ClusterCache> ClientManager<C> {
             Some(c) => c,
             None => {
                 let mut all = self.clusters.write().unwrap_or_else(|e| e.into_inner());
-                let cache = Arc::clone(all.entry(cluster.to_string()).or_insert_with(|| (self.start)(cluster)));
+                let cache =
+                    Arc::clone(all.entry(cluster.to_string()).or_insert_with(|| (self.start)(cluster)));
                 if self.flaws.has(Flaw::SyncUnderLock) {
                     // The flaw: wait for the new cache's sync, with no bound, holding the write lock.
                     cache.readiness().wait(None);

@@ -40,7 +40,10 @@ pub struct SharedCache<K, V> {
 
 impl<K: Ord + Clone, V> Default for SharedCache<K, V> {
     fn default() -> Self {
-        SharedCache { content: RwLock::new(Snapshot { rv: 0, objects: Arc::new(BTreeMap::new()) }), ready: Readiness::default() }
+        SharedCache {
+            content: RwLock::new(Snapshot { rv: 0, objects: Arc::new(BTreeMap::new()) }),
+            ready: Readiness::default(),
+        }
     }
 }
 
@@ -121,16 +124,44 @@ impl<K: Ord + Clone, V> MakeMut<BTreeMap<K, Arc<V>>> for Arc<BTreeMap<K, Arc<V>>
 }
 
 /// "Has the first full list landed?": set once, every waiter woken, however many and in whatever order.
-#[derive(Debug, Default)]
+/// Threads wait with [`Readiness::wait`], tasks with `wait_synced`.
+#[derive(Debug)]
 pub struct Readiness {
     synced: Mutex<bool>,
     changed: Condvar,
+    #[cfg(not(loom))]
+    tasks: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for Readiness {
+    fn default() -> Self {
+        Readiness {
+            synced: Mutex::new(false),
+            changed: Condvar::new(),
+            #[cfg(not(loom))]
+            tasks: tokio::sync::watch::Sender::new(false),
+        }
+    }
 }
 
 impl Readiness {
     pub fn mark_synced(&self) {
         *lock(&self.synced) = true;
         self.changed.notify_all();
+        #[cfg(not(loom))]
+        self.tasks.send_replace(true);
+    }
+
+    /// Wait (as a task) until synced, or until `timeout` passes (`None`: no bound). Returns whether it
+    /// synced.
+    #[cfg(not(loom))]
+    pub async fn wait_synced(&self, timeout: Option<Duration>) -> bool {
+        let mut rx = self.tasks.subscribe();
+        let synced = rx.wait_for(|s| *s);
+        match timeout {
+            None => synced.await.is_ok(),
+            Some(t) => matches!(tokio::time::timeout(t, synced).await, Ok(Ok(_))),
+        }
     }
 
     pub fn is_synced(&self) -> bool {
