@@ -10,8 +10,30 @@ fn obj(key: u8, rv: u32) -> Object {
     Object { key: Key(key), uid: Uid(Rev(rv)), rv: Rev(rv), version: 1 }
 }
 
+/// The outputs that act on the world (requests, cancels, cache changes); timer announcements aside.
 fn drain(r: &mut Reflector) -> Vec<Output> {
-    std::iter::from_fn(|| r.poll_output()).collect()
+    std::iter::from_fn(|| r.poll_output()).filter(|o| !matches!(o, Output::Arm(_))).collect()
+}
+
+/// A driver with a clock learns of every timer the reflector arms, as it is armed.
+#[test]
+fn c1_c3_every_armed_timer_is_announced() {
+    let mut r = Reflector::new(ReflectorConfig::default(), Flaws::NONE);
+    r.start();
+    let _ = std::iter::from_fn(|| r.poll_output()).count();
+    r.handle_list_result(Ok(ListResponse { rv: Rev(5), items: vec![] }));
+    let armed: Vec<Timer> = std::iter::from_fn(|| r.poll_output())
+        .filter_map(|o| if let Output::Arm(t) = o { Some(t) } else { None })
+        .collect();
+    let mut expected: Vec<Timer> = r.timers().map(|(t, _)| t).collect();
+    expected.sort();
+    let mut got = armed.clone();
+    got.sort();
+    assert_eq!(got, expected, "announced {armed:?}");
+    assert!(got.contains(&Timer::WatchTimeout));
+    r.handle_watch_event(WatchEvent::Error(ApiError::InternalError));
+    let again: Vec<Output> = std::iter::from_fn(|| r.poll_output()).collect();
+    assert!(again.contains(&Output::Arm(Timer::Backoff)), "{again:?}");
 }
 
 fn requests(outputs: &[Output]) -> Vec<Request> {
