@@ -23,6 +23,7 @@ fn the_driver_only_forwards_to_the_reflector() {
         "timers",
         "duration",
         "resource_version",
+        "has_synced",
     ];
     for (i, _) in DRIVER.match_indices("self.reflector.") {
         let call: String = DRIVER[i + "self.reflector.".len()..]

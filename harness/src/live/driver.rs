@@ -142,7 +142,6 @@ impl<T: ListWatch> Driver<T> {
             CacheOp::Replace { rv: list_rv, .. } => {
                 let all = self.model_cache.objects().map(|o| (o.key, Arc::new(*o))).collect();
                 self.cache.replace(all, u64::from(list_rv.0));
-                self.cache.readiness().mark_synced();
             }
             CacheOp::Apply(_) => {
                 let changes = notes.iter().map(|n| match n {
@@ -157,6 +156,10 @@ impl<T: ListWatch> Driver<T> {
             }
         }
         self.records.extend(notes.into_iter().map(Record::Notified));
+        // C8: the model says when the cache has been informed by a full list.
+        if self.reflector.has_synced() {
+            self.cache.readiness().mark_synced();
+        }
     }
 }
 
