@@ -4,6 +4,7 @@
 use std::fmt;
 
 use crate::api::ApiError;
+use crate::config::FaultKind;
 use crate::manager::{ClusterId, RequestId};
 use crate::types::{ClientId, Key, Rev, ServerId};
 
@@ -66,6 +67,23 @@ pub enum Fault {
     RestartServer(ServerId),
     /// A cluster becomes unreachable.
     PauseCluster(ClusterId),
+}
+
+impl Fault {
+    /// The kind of fault this is, as a configuration enables it.
+    pub fn kind(&self) -> FaultKind {
+        match self {
+            Fault::Disconnect(_) => FaultKind::Disconnect,
+            Fault::ServerTimeout(_) => FaultKind::ServerTimeout,
+            Fault::Refuse(_, ApiError::TooManyRequests) => FaultKind::TooManyRequests,
+            Fault::Refuse(_, ApiError::ConnectionRefused) => FaultKind::ConnectionRefused,
+            Fault::Refuse(..) | Fault::WatchError(..) => FaultKind::InternalError,
+            Fault::EvictCache(_) => FaultKind::CacheEviction,
+            Fault::RelistCache(_) => FaultKind::CacheRelist,
+            Fault::RestartServer(_) => FaultKind::ServerRestart,
+            Fault::PauseCluster(_) => FaultKind::PauseCluster,
+        }
+    }
 }
 
 impl Action {

@@ -88,3 +88,10 @@ pub struct ClientView<'a> {
     pub scheduled: bool,
     pub cache: &'a Cache,
 }
+
+impl ClientView<'_> {
+    /// At rest: watching with nothing in flight, or stopped with nothing scheduled.
+    pub fn resting(&self) -> bool {
+        self.watch_at_rest || (!self.connected && !self.scheduled)
+    }
+}

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use crate::api::{ApiError, ListResponse, ListRv, Message, WatchEnd, WatchEvent, WatchFrom};
 use crate::flaw::Flaws;
 use crate::store::{ReadError, Snapshot, Store, WatchResponse, WatcherId};
-use crate::types::{ClientId, Rev, ServerId};
+use crate::types::{ClientId, Millis, Rev, ServerId};
 use crate::watch_cache::{CacheEvent, Ingested, WatchCache};
 
 /// Messages a step sends, in order.
@@ -109,7 +109,10 @@ impl ApiServer {
         Ok(ListResponse { rv: snap.rev, items: snap.kvs.iter().map(|kv| kv.object()).collect() })
     }
 
-    /// The 3 s freshness wait of a NotOlderThan LIST ran out (A2): `504 Too large resource version`.
+    /// How long a NotOlderThan LIST waits for the cache before `504` (A2).
+    pub const LIST_FRESHNESS_WAIT_MS: Millis = 3_000;
+
+    /// The freshness wait of a NotOlderThan LIST ran out (A2): `504 Too large resource version`.
     pub fn list_wait_expired(&mut self, client: ClientId) -> Outbox {
         match self.waiting_lists.remove(&client) {
             Some(_) => vec![(client, Message::List(Err(ApiError::TooLargeResourceVersion)))],

@@ -37,8 +37,7 @@ pub fn violation(property: Property, sys: &System, monitor: &Monitor) -> Option<
             }
             sys.client_ids().find_map(|c| {
                 let view = sys.view(c);
-                let resting = view.watch_at_rest || (!view.connected && !view.scheduled);
-                if !resting {
+                if !view.resting() {
                     return None;
                 }
                 cache_differs_at(sys, c, sys.store().rev()).and_then(|d| {

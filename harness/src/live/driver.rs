@@ -152,7 +152,7 @@ impl<T: ListWatch> Driver<T> {
                         Change::Remove(o.key)
                     }
                 });
-                self.cache.apply(changes, rv.max(self.cache.snapshot().rv));
+                self.cache.apply(changes, rv);
             }
         }
         self.records.extend(notes.into_iter().map(Record::Notified));

@@ -16,9 +16,6 @@ use tokio::sync::mpsc;
 use super::sync::{lock, Arc, Mutex};
 use super::transport::{ListWatch, WatchItem, WatchStream};
 
-/// A2: how long a NotOlderThan LIST waits for the cache before `504`.
-pub const LIST_FRESHNESS_WAIT: Duration = Duration::from_secs(3);
-
 /// Faults the owner of the server injects.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Faults {
@@ -213,17 +210,20 @@ impl ListWatch for InProcessClient {
             Err(Some(e)) => return Err(e),
             Err(None) => std::future::pending().await,
         };
-        let answer = match tokio::time::timeout(LIST_FRESHNESS_WAIT, rx.recv()).await {
-            Ok(m) => m,
-            Err(_) => {
-                {
-                    let mut s = lock(&self.server.state);
-                    let out = s.server.list_wait_expired(self.id);
-                    s.route(out);
+        let answer =
+            match tokio::time::timeout(Duration::from_millis(ApiServer::LIST_FRESHNESS_WAIT_MS), rx.recv())
+                .await
+            {
+                Ok(m) => m,
+                Err(_) => {
+                    {
+                        let mut s = lock(&self.server.state);
+                        let out = s.server.list_wait_expired(self.id);
+                        s.route(out);
+                    }
+                    rx.recv().await
                 }
-                rx.recv().await
-            }
-        };
+            };
         lock(&self.server.state).conns.remove(&self.id);
         match answer {
             Some(Message::List(result)) => result,

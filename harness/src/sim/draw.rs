@@ -5,8 +5,7 @@
 use std::fmt::Write;
 
 use listwatch_model::{
-    Action, ApiError, Config, Fault, FaultKind, FaultKinds, Flaws, ManagerConfig, ReflectorConfig,
-    TombstonePolicy,
+    Action, Config, Fault, FaultKind, FaultKinds, Flaws, ManagerConfig, ReflectorConfig, TombstonePolicy,
 };
 
 use super::rng::Rng;
@@ -46,7 +45,7 @@ impl StepKind {
             | Action::ClusterSync(_)
             | Action::ResumeCluster(_)
             | Action::Heal => StepKind::Manager,
-            Action::Fault(f) => StepKind::Fault(fault_kind(f)),
+            Action::Fault(f) => StepKind::Fault(f.kind()),
         }
     }
 
@@ -71,21 +70,6 @@ const NON_FAULT: [StepKind; 11] = [
     StepKind::FireTimer,
     StepKind::Manager,
 ];
-
-/// The fault kind a fault step belongs to.
-pub fn fault_kind(fault: &Fault) -> FaultKind {
-    match fault {
-        Fault::Disconnect(_) => FaultKind::Disconnect,
-        Fault::ServerTimeout(_) => FaultKind::ServerTimeout,
-        Fault::Refuse(_, ApiError::TooManyRequests) => FaultKind::TooManyRequests,
-        Fault::Refuse(_, ApiError::ConnectionRefused) => FaultKind::ConnectionRefused,
-        Fault::Refuse(..) | Fault::WatchError(..) => FaultKind::InternalError,
-        Fault::EvictCache(_) => FaultKind::CacheEviction,
-        Fault::RelistCache(_) => FaultKind::CacheRelist,
-        Fault::RestartServer(_) => FaultKind::ServerRestart,
-        Fault::PauseCluster(_) => FaultKind::PauseCluster,
-    }
-}
 
 /// Everything one seed drew.
 #[derive(Clone, Debug)]

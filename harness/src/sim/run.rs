@@ -5,7 +5,7 @@
 use listwatch_model::{Action, Observed, System};
 use listwatch_properties::{first_violation, witnessed, Monitor, Property, Violation};
 
-use super::draw::{fault_kind, Draw, StepKind};
+use super::draw::Draw;
 use super::rng::Rng;
 use listwatch_model::Flaws;
 
@@ -131,7 +131,7 @@ impl Runner<'_> {
 
     fn step(&mut self, sys: &mut System, monitor: &mut Monitor, action: Action) -> Option<Violation> {
         if let Action::Fault(f) = &action {
-            self.tally.faults[fault_kind(f) as usize] += 1;
+            self.tally.faults[f.kind() as usize] += 1;
         }
         let seen = sys.apply(action);
         self.actions.push(action);
@@ -164,10 +164,7 @@ pub fn at_rest(sys: &System) -> bool {
     if !(sys.quiet() && sys.settled()) {
         return false;
     }
-    let reflectors_rest = sys.client_ids().all(|c| {
-        let v = sys.view(c);
-        v.watch_at_rest || (!v.connected && !v.scheduled)
-    });
+    let reflectors_rest = sys.client_ids().all(|c| sys.view(c).resting());
     let manager_rest = sys.manager().is_none_or(|m| {
         m.requests().all(|(id, _)| !m.can_step(id) && !m.can_time_out(id))
             && m.clusters().all(|c| !m.can_sync(c) && !m.is_paused(c))
@@ -190,9 +187,4 @@ fn pick(rng: &mut Rng, enabled: &[Action], weight: impl Fn(&Action) -> u32) -> O
         x -= w;
     }
     None
-}
-
-/// Whether a step kind is a fault (for callers that count).
-pub fn is_fault(action: &Action) -> bool {
-    matches!(StepKind::of(action), StepKind::Fault(_))
 }
