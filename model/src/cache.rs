@@ -6,9 +6,10 @@ use std::fmt;
 
 use crate::api::WatchEvent;
 use crate::flaw::{Flaw, Flaws};
-use crate::types::{Key, Object, Rev};
+use crate::guard::{self, Admit, Stamp};
+use crate::types::{Key, Object, Rev, Uid};
 
-/// What a reflector asks its cache to do.
+/// What a reflector asks its cache to do. Watch events pass the cache guards (`guard`); a LIST replaces.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum CacheOp {
     /// Apply one watch event (ADDED / MODIFIED / DELETED).
@@ -67,10 +68,15 @@ impl Cache {
     /// Apply an operation, appending the notifications it produces to `out`.
     pub fn apply(&mut self, op: &CacheOp, flaws: Flaws, out: &mut Vec<Notification>) {
         match op {
-            CacheOp::Apply(WatchEvent::Added(o) | WatchEvent::Modified(o)) => self.upsert(*o, out),
+            CacheOp::Apply(WatchEvent::Added(o) | WatchEvent::Modified(o)) => {
+                if guard::upsert(self.held(o.key), stamp(o)) == Admit::Apply {
+                    self.upsert(*o, out);
+                }
+            }
             CacheOp::Apply(WatchEvent::Deleted(o)) => {
                 // The handler gets the object the event carried, as client-go's informer delivers it.
-                if self.objects.remove(&o.key).is_some() {
+                if guard::delete(self.held(o.key), stamp(o)) == Admit::Apply {
+                    self.objects.remove(&o.key);
                     out.push(Notification::Delete(*o));
                 }
             }
@@ -93,10 +99,18 @@ impl Cache {
         }
     }
 
+    fn held(&self, key: Key) -> Option<Stamp<'_, Uid>> {
+        self.objects.get(&key).map(stamp)
+    }
+
     fn upsert(&mut self, new: Object, out: &mut Vec<Notification>) {
         match self.objects.insert(new.key, new) {
             None => out.push(Notification::Add(new)),
             Some(old) => out.push(Notification::Update { old, new }),
         }
     }
+}
+
+fn stamp(o: &Object) -> Stamp<'_, Uid> {
+    Stamp { uid: &o.uid, rv: u64::from(o.rv.0) }
 }

@@ -14,6 +14,7 @@ pub mod api;
 pub mod cache;
 pub mod config;
 pub mod flaw;
+pub mod guard;
 pub mod manager;
 pub mod network;
 pub mod observe;

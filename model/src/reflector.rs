@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 use crate::api::{ApiError, ListResponse, ListRv, Request, WatchEnd, WatchEvent, WatchFrom};
 use crate::cache::CacheOp;
 use crate::flaw::{Flaw, Flaws};
+use crate::guard;
 use crate::types::{Millis, Rev};
 
 /// Durations and options; client-go's defaults unless a driver sets others.
@@ -298,7 +299,7 @@ impl Reflector {
         }
         // C4 records every event's RV; the correct reflector never lets it go backwards.
         if let Some(rv) = event.rv() {
-            self.last_rv = self.last_rv.max(rv);
+            self.last_rv = guard::advance(self.last_rv, rv);
         }
     }
 

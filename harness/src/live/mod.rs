@@ -2,6 +2,7 @@
 //! threads read, readiness, and the multi-cluster client manager. No protocol decisions live here.
 
 pub mod manager;
+pub mod object_cache;
 pub mod shared_cache;
 pub mod sync;
 
@@ -9,5 +10,7 @@ pub mod sync;
 pub mod driver;
 #[cfg(not(loom))]
 pub mod inprocess;
+#[cfg(feature = "k8s-openapi")]
+pub mod k8s;
 #[cfg(not(loom))]
 pub mod transport;

@@ -79,19 +79,31 @@ impl<K: Ord + Clone, V> SharedCache<K, V> {
 
     /// Apply changes and move to `rv`, as one step readers see whole or not at all.
     pub fn apply(&self, changes: impl IntoIterator<Item = Change<K, V>>, rv: u64) {
+        let replaced: Vec<Arc<V>> = self.edit(|map, at| {
+            *at = rv;
+            changes
+                .into_iter()
+                .filter_map(|change| match change {
+                    Change::Upsert(k, v) => map.insert(k, v),
+                    Change::Remove(k) => map.remove(&k),
+                })
+                .collect()
+        });
+        drop(replaced);
+    }
+
+    /// Edit the content and its RV under the write lock, as one step readers see whole or not at all.
+    /// Whatever `edit` returns is dropped by the caller, after the lock: return replaced objects to free
+    /// them outside it.
+    pub fn edit<R>(&self, edit: impl FnOnce(&mut BTreeMap<K, Arc<V>>, &mut u64) -> R) -> R {
         let mut w = self.content.write().unwrap_or_else(|e| e.into_inner());
-        let map = Arc::make_mut_or_clone(&mut w.objects);
-        for change in changes {
-            match change {
-                Change::Upsert(k, v) => {
-                    map.insert(k, v);
-                }
-                Change::Remove(k) => {
-                    map.remove(&k);
-                }
-            }
-        }
-        w.rv = rv;
+        let Snapshot { rv, objects } = &mut *w;
+        edit(Arc::make_mut_or_clone(objects), rv)
+    }
+
+    /// Move to `rv` without changing the content (a BOOKMARK).
+    pub fn set_rv(&self, rv: u64) {
+        self.content.write().unwrap_or_else(|e| e.into_inner()).rv = rv;
     }
 
     /// Replace the whole content (a relist): built by the caller, swapped in under the lock, the old
