@@ -3,6 +3,7 @@
 
 pub mod manager;
 pub mod object_cache;
+pub mod object_key;
 pub mod shared_cache;
 pub mod sync;
 

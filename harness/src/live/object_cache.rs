@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use listwatch_model::guard::{self, Admit, Stamp};
 
+use super::object_key::ObjectKey;
 use super::shared_cache::SharedCache;
 use super::sync::Arc;
 
@@ -41,7 +42,7 @@ pub enum Applied {
 }
 
 /// Keyed by `namespace/name`.
-pub type ObjectCache<V> = SharedCache<String, V>;
+pub type ObjectCache<V> = SharedCache<ObjectKey, V>;
 
 /// The one writer of an [`ObjectCache`].
 #[derive(Debug)]
@@ -89,25 +90,24 @@ impl<V: ApiObject> ObjectWriter<V> {
         self.rv = guard::advance(self.rv, incoming_rv);
         self.key.clear();
         object.write_key(&mut self.key);
-        let (key, claimed) = (&self.key, self.rv);
+        let (key, claimed) = (self.key.as_str(), self.rv);
         // The replaced object is returned out of the lock and freed after it.
         let (admit, _replaced) = self.cache.edit(|map, at| {
             *at = claimed;
             let incoming = object.stamp().expect("checked above");
-            let held = map.get(key.as_str());
             if delete {
-                let admit = guard::delete(held.and_then(|h| h.stamp()), incoming);
-                let removed = if admit == Admit::Apply { map.remove(key.as_str()) } else { None };
+                let admit = guard::delete(map.get(key.as_bytes()).and_then(|h| h.stamp()), incoming);
+                let removed = if admit == Admit::Apply { map.remove(key.as_bytes()) } else { None };
                 return (admit, removed);
             }
-            let admit = guard::upsert(held.and_then(|h| h.stamp()), incoming);
-            if admit != Admit::Apply {
-                return (admit, None);
-            }
-            match map.get_mut(key.as_str()) {
-                Some(slot) => (admit, Some(std::mem::replace(slot, Arc::new(object)))),
+            match map.get_mut(key.as_bytes()) {
+                Some(slot) => match guard::upsert(slot.stamp(), incoming) {
+                    Admit::Apply => (Admit::Apply, Some(std::mem::replace(slot, Arc::new(object)))),
+                    other => (other, None),
+                },
                 None => {
-                    map.insert(key.clone(), Arc::new(object));
+                    let admit = guard::upsert(None, incoming);
+                    map.insert(ObjectKey::new(key), Arc::new(object));
                     (admit, None)
                 }
             }
@@ -118,16 +118,16 @@ impl<V: ApiObject> ObjectWriter<V> {
     /// Replace the whole content with a LIST's items at `rv` (C7) and mark the cache synced (C8). The new
     /// content is built before the lock is taken and the old one freed after it is released.
     pub fn replace(&mut self, items: Vec<V>, rv: u64) {
-        let mut keyed: Vec<(String, Arc<V>)> = items
+        let mut keyed: Vec<(ObjectKey, Arc<V>)> = items
             .into_iter()
             .map(|o| {
                 let mut key = String::new();
                 o.write_key(&mut key);
-                (key, Arc::new(o))
+                (ObjectKey::new(&key), Arc::new(o))
             })
             .collect();
         keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let content: BTreeMap<String, Arc<V>> = keyed.into_iter().collect();
+        let content: BTreeMap<ObjectKey, Arc<V>> = keyed.into_iter().collect();
         // C2: `last_rv := rv` after a list; a LIST is authoritative, so no guard applies.
         self.rv = rv;
         self.cache.replace(content, rv);
@@ -161,7 +161,7 @@ mod tests {
     }
 
     fn held(w: &ObjectWriter<Obj>, name: &str) -> Option<Obj> {
-        w.cache().get(&format!("default/{name}")).map(|o| (*o).clone())
+        w.cache().get(&ObjectKey::new(&format!("default/{name}"))).map(|o| (*o).clone())
     }
 
     #[test]
@@ -217,7 +217,10 @@ mod tests {
         assert_eq!(held(&w, "gone"), None);
         let snap = w.cache().snapshot();
         assert_eq!(snap.rv, 8);
-        assert_eq!(snap.objects.keys().cloned().collect::<Vec<_>>(), ["default/a", "default/b"]);
+        assert_eq!(
+            snap.objects.keys().map(|k| k.to_string()).collect::<Vec<_>>(),
+            ["default/a", "default/b"]
+        );
         assert!(w.cache().readiness().is_synced());
     }
 }

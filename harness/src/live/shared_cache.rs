@@ -56,7 +56,11 @@ impl<K: Ord + Clone, V> SharedCache<K, V> {
         self.content.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn get(&self, key: &K) -> Option<Arc<V>> {
+    /// The object at `key`, looked up by any borrowed form of the key.
+    pub fn get<Q: Ord + ?Sized>(&self, key: &Q) -> Option<Arc<V>>
+    where
+        K: std::borrow::Borrow<Q>,
+    {
         self.read().objects.get(key).cloned()
     }
 
