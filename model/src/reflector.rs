@@ -166,7 +166,15 @@ impl Reflector {
 
     /// The timer that fires next, if any.
     pub fn next_timer(&self) -> Option<(Timer, Millis)> {
+        if self.armed == 0 {
+            return None;
+        }
         self.timers().min_by_key(|(t, d)| (*d, *t))
+    }
+
+    /// Whether any timer is armed.
+    pub fn has_timer(&self) -> bool {
+        self.armed != 0
     }
 
     /// How long a timer runs, counted from the step that armed it.

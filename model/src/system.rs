@@ -154,7 +154,7 @@ impl System {
             between_events,
             watch_at_rest,
             connected: conn.is_some(),
-            scheduled: c.reflector.next_timer().is_some(),
+            scheduled: c.reflector.has_timer(),
             cache: &c.cache,
         }
     }
@@ -253,7 +253,7 @@ impl System {
             }
         }
         for client in self.client_ids() {
-            if self.reflector(client).next_timer().is_some() {
+            if self.reflector(client).has_timer() {
                 out.push(Action::FireTimer(client));
             }
         }
