@@ -118,8 +118,11 @@ impl<V: ApiObject> ObjectWriter<V> {
     /// Replace the whole content with a LIST's items at `rv` (C7) and mark the cache synced (C8). The new
     /// content is built before the lock is taken and the old one freed after it is released.
     pub fn replace(&mut self, items: Vec<V>, rv: u64) {
+        // An item without a UID or RV is dropped, as `apply` drops such an event: every object held has
+        // a stamp for the guards to compare.
         let mut keyed: Vec<(ObjectKey, Arc<V>)> = items
             .into_iter()
+            .filter(|o| o.stamp().is_some())
             .map(|o| {
                 let mut key = String::new();
                 o.write_key(&mut key);
@@ -206,6 +209,9 @@ mod tests {
         let mut w = ObjectWriter::new();
         assert_eq!(w.apply(ObjectEvent::Added(o("a", "u1", 0))), Applied::Malformed);
         assert!(w.cache().is_empty());
+        w.replace(vec![o("b", "u2", 0), o("c", "u3", 4)], 5);
+        assert_eq!(held(&w, "b"), None);
+        assert_eq!(held(&w, "c"), Some(o("c", "u3", 4)));
     }
 
     #[test]
