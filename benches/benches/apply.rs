@@ -7,34 +7,16 @@
 //!   much of the difference comes from owning the event.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use kube::runtime::reflector::store::Writer;
-use kube::runtime::watcher;
 use listwatch_benches::objects::{configmap, pod};
-use listwatch_benches::{kube_events, kube_relist, listwatch_events, Stream, Write};
-use listwatch_harness::live::object_cache::{ApiObject, ObjectWriter};
+use listwatch_benches::{
+    kube_events, kube_relist, kube_store, listwatch_events, listwatch_store, Stream, Write,
+};
+use listwatch_harness::live::object_cache::ApiObject;
 
 const SEED: u64 = 1;
 const KEYS: u32 = 10_000;
 const WRITES: usize = 10_000;
 const DELETES_PERCENT: u64 = 20;
-
-fn kube_store<K>(initial: &[watcher::Event<K>]) -> Writer<K>
-where
-    K: kube::Resource<DynamicType = ()> + Clone + 'static,
-{
-    let mut writer = Writer::default();
-    for event in initial {
-        writer.apply_watcher_event(event);
-    }
-    writer
-}
-
-fn listwatch_store<K: ApiObject>(stream: &Stream, make: &impl Fn(&Write) -> K) -> ObjectWriter<K> {
-    let mut writer = ObjectWriter::new();
-    let last_initial = stream.initial.last().map_or(0, |w| w.rv);
-    writer.replace(stream.initial.iter().map(make).collect(), last_initial);
-    writer
-}
 
 fn group<K>(c: &mut Criterion, object: &str, make: impl Fn(&Write) -> K)
 where
@@ -60,7 +42,7 @@ where
     });
     g.bench_function("listwatch", |b| {
         b.iter_batched_ref(
-            || (listwatch_store(&stream, &make), ours.clone()),
+            || (listwatch_store(&stream.initial, &make), ours.clone()),
             |(writer, events)| {
                 for event in events.drain(..) {
                     writer.apply(event);
@@ -71,7 +53,7 @@ where
     });
     g.bench_function("listwatch-cloning", |b| {
         b.iter_batched_ref(
-            || listwatch_store(&stream, &make),
+            || listwatch_store(&stream.initial, &make),
             |writer| {
                 for event in &ours {
                     writer.apply(event.clone());
@@ -85,7 +67,7 @@ where
     // Both stores end equal to the stream's truth.
     let mut kube = kube_store(&kube_initial);
     kube_stream.iter().for_each(|e| kube.apply_watcher_event(e));
-    let mut listwatch = listwatch_store(&stream, &make);
+    let mut listwatch = listwatch_store(&stream.initial, &make);
     ours.iter().for_each(|e| {
         listwatch.apply(e.clone());
     });

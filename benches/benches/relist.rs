@@ -14,12 +14,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::runtime::reflector::store::Writer;
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
 use listwatch_benches::objects::configmap;
-use listwatch_benches::{kube_relist, Stream, Write};
-use listwatch_harness::live::object_cache::ObjectWriter;
+use listwatch_benches::{kube_relist, kube_store, listwatch_store, Stream, Write};
 use listwatch_harness::live::object_key::ObjectKey;
 
 const SEED: u64 = 2;
@@ -33,18 +30,6 @@ fn lists(n: u32) -> (Vec<Write>, Vec<Write>, u64) {
     let after: Vec<Write> = before.iter().map(|w| Write { rv: w.rv + u64::from(n), ..*w }).collect();
     let rv = 2 * u64::from(n);
     (before, after, rv)
-}
-
-fn kube_store(before: &[watcher::Event<ConfigMap>]) -> Writer<ConfigMap> {
-    let mut writer = Writer::default();
-    before.iter().for_each(|e| writer.apply_watcher_event(e));
-    writer
-}
-
-fn listwatch_store(before: &[Write]) -> ObjectWriter<ConfigMap> {
-    let mut writer = ObjectWriter::new();
-    writer.replace(before.iter().map(configmap).collect(), before.last().map_or(0, |w| w.rv));
-    writer
 }
 
 /// Run `read` in a loop on another thread while `relist` runs here; the longest single read.
@@ -92,7 +77,7 @@ fn relist(c: &mut Criterion) {
         });
         g.bench_function("listwatch", |b| {
             b.iter_batched_ref(
-                || (listwatch_store(&before), after.iter().map(configmap).collect::<Vec<_>>()),
+                || (listwatch_store(&before, configmap), after.iter().map(configmap).collect::<Vec<_>>()),
                 |(writer, items)| writer.replace(std::mem::take(items), rv),
                 BatchSize::PerIteration,
             )
@@ -122,7 +107,7 @@ fn relist(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 (0..iters)
                     .map(|_| {
-                        let mut writer = listwatch_store(&before);
+                        let mut writer = listwatch_store(&before, configmap);
                         let items: Vec<ConfigMap> = after.iter().map(configmap).collect();
                         let cache = writer.cache();
                         let keys: Vec<ObjectKey> =

@@ -7,8 +7,9 @@
 
 pub mod objects;
 
+use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
-use listwatch_harness::live::object_cache::ObjectEvent;
+use listwatch_harness::live::object_cache::{ApiObject, ObjectEvent, ObjectWriter};
 use listwatch_harness::sim::rng::Rng;
 
 /// One write in the stream, before it is dressed as an object.
@@ -115,6 +116,23 @@ pub fn listwatch_events<K>(writes: &[Write], make: impl Fn(&Write) -> K) -> Vec<
             WriteKind::Deleted => ObjectEvent::Deleted(make(w)),
         })
         .collect()
+}
+
+/// A kube-runtime store that has applied `events` (a relist, say).
+pub fn kube_store<K>(events: &[watcher::Event<K>]) -> Writer<K>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + 'static,
+{
+    let mut writer = Writer::default();
+    events.iter().for_each(|e| writer.apply_watcher_event(e));
+    writer
+}
+
+/// A listwatch object cache that has listed `items` (synced at the last item's RV).
+pub fn listwatch_store<K: ApiObject>(items: &[Write], make: impl Fn(&Write) -> K) -> ObjectWriter<K> {
+    let mut writer = ObjectWriter::new();
+    writer.replace(items.iter().map(make).collect(), items.last().map_or(0, |w| w.rv));
+    writer
 }
 
 #[cfg(test)]

@@ -61,22 +61,13 @@ fn the_correct_system_passes_and_reaches_every_witness_it_can() {
 }
 
 /// retry-too-large-rv needs a reflector RV from a write to another resource and a relist that lands on an
-/// API server whose cache stays behind it; the swarm has not reached that in 20,000 seeds (the exhaustive
-/// checker and the corpus cover it).
-const SIMULATOR_FINDS: [Flaw; 8] = [
-    Flaw::StaleDeleteRv,
-    Flaw::NilPrevKvDropped,
-    Flaw::RelistOnTimeout,
-    Flaw::StopOnClose,
-    Flaw::SpinOnClose,
-    Flaw::SyncUnderLock,
-    Flaw::RelistFromStaleCache,
-    Flaw::ReplaceKeepsMissing,
-];
+/// API server whose cache stays behind it; the swarm reaches that in about 1 seed of 2,600 (the exhaustive
+/// checker, proptest and the corpus cover it).
+const SIMULATOR_MISSES: Flaw = Flaw::RetryTooLargeRv;
 
 #[test]
 fn every_reachable_flaw_is_found_in_1000_seeds_and_its_shrunk_trace_replays() {
-    for flaw in SIMULATOR_FINDS {
+    for flaw in Flaw::ALL.into_iter().filter(|f| *f != SIMULATOR_MISSES) {
         let c = campaign(flaw.name(), 1000, Flaws::only(flaw));
         let s = campaign::run(&c).expect("runs");
         let first = s.failures.first().unwrap_or_else(|| panic!("{flaw} not found in 1000 seeds"));
