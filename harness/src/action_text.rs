@@ -63,7 +63,7 @@ pub fn parse(text: &str) -> Result<Action, String> {
     };
     let key = |i: usize| parse_key(operands[i]);
     let client = |i: usize| id(operands[i], "reflector-").map(ClientId);
-    let server = |i: usize| id(operands[i], "apiserver-").map(ServerId);
+    let server = |i: usize| parse_server(operands[i]);
     let cluster = |i: usize| id(operands[i], "cluster-").map(ClusterId);
     let request = |i: usize| id(operands[i], "request-").map(RequestId);
     let error = |i: usize| {
@@ -116,6 +116,11 @@ pub fn parse(text: &str) -> Result<Action, String> {
         other => return Err(format!("unknown action '{other}'")),
     };
     Ok(action)
+}
+
+/// An API server's name as traces spell it (`apiserver-0`).
+pub fn parse_server(word: &str) -> Result<ServerId, String> {
+    id(word, "apiserver-").map(ServerId)
 }
 
 fn id(word: &str, prefix: &str) -> Result<u8, String> {

@@ -96,3 +96,16 @@ pub fn describe(config: &Config) -> String {
     }
     line
 }
+
+/// Which servers get etcd progress notifications: `all`, `none`, or their names.
+pub fn describe_progress_notify(config: &Config) -> String {
+    match config.progress_notify.uniform(config.servers) {
+        Some(true) => "all".into(),
+        Some(false) => "none".into(),
+        None => {
+            let names: Vec<String> =
+                config.progress_notify.servers(config.servers).map(|s| s.to_string()).collect();
+            names.join(" ")
+        }
+    }
+}

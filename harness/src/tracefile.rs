@@ -9,8 +9,8 @@ use std::fmt;
 use std::path::Path;
 
 use listwatch_model::{
-    Action, Config, FaultKind, FaultKinds, Flaw, Flaws, ManagerConfig, ReflectorConfig, System,
-    TombstonePolicy,
+    Action, Config, FaultKind, FaultKinds, Flaw, Flaws, ManagerConfig, ProgressNotify, ReflectorConfig,
+    System, TombstonePolicy,
 };
 use listwatch_properties::Property;
 use serde::{Deserialize, Serialize};
@@ -104,7 +104,8 @@ struct ConfigFile {
     cache_window: u8,
     etcd_watch_buffer: Option<u8>,
     tombstones: String,
-    progress_notify: bool,
+    /// `true` (every server), `false` (none), or the servers that get them, by name.
+    progress_notify: serde_json::Value,
     manager: Option<ManagerFile>,
     reflector: ReflectorFile,
     flaws: Vec<String>,
@@ -155,7 +156,7 @@ impl Trace {
                 cache_window: c.cache_window,
                 etcd_watch_buffer: c.etcd_watch_buffer,
                 tombstones: TOMBSTONES.iter().find(|(t, _)| *t == c.tombstones).map_or("", |(_, n)| n).into(),
-                progress_notify: c.progress_notify,
+                progress_notify: progress_notify_json(c.progress_notify, c.servers),
                 manager: c.manager.map(|m| ManagerFile { clusters: m.clusters, requests: m.requests }),
                 reflector: ReflectorFile {
                     backoff_initial_ms: r.backoff_initial_ms,
@@ -243,6 +244,42 @@ impl Trace {
     }
 }
 
+/// `progress_notify` as the file spells it: a boolean when every server or none gets them.
+fn progress_notify_json(set: ProgressNotify, servers: u8) -> serde_json::Value {
+    match set.uniform(servers) {
+        Some(all) => serde_json::Value::Bool(all),
+        None => set.servers(servers).map(|s| serde_json::Value::String(s.to_string())).collect(),
+    }
+}
+
+fn progress_notify(value: &serde_json::Value, servers: u8) -> Result<ProgressNotify, String> {
+    let bad =
+        || "progress_notify must be true, false or a list of servers like [\"apiserver-0\"]".to_string();
+    let names = match value {
+        serde_json::Value::Bool(true) => return Ok(ProgressNotify::ALL),
+        serde_json::Value::Bool(false) => return Ok(ProgressNotify::NONE),
+        serde_json::Value::Array(names) => names,
+        _ => return Err(bad()),
+    };
+    let mut listed = Vec::with_capacity(names.len());
+    for name in names {
+        let name = name.as_str().ok_or_else(bad)?;
+        let server = action_text::parse_server(name).map_err(|m| format!("progress_notify: {m}"))?;
+        if server.0 >= servers {
+            return Err(format!("progress_notify names {server}, but there are {servers} servers"));
+        }
+        listed.push(server);
+    }
+    let set = ProgressNotify::only(listed).ok_or_else(|| {
+        format!("progress_notify may list servers below apiserver-{} only", ProgressNotify::LISTABLE)
+    })?;
+    // One spelling per meaning: a list naming every server is `true`.
+    Ok(match set.uniform(servers) {
+        Some(true) => ProgressNotify::ALL,
+        _ => set,
+    })
+}
+
 fn config(f: &ConfigFile) -> Result<Config, String> {
     let mut fault_kinds = FaultKinds::NONE;
     for name in &f.fault_kinds {
@@ -287,7 +324,7 @@ fn config(f: &ConfigFile) -> Result<Config, String> {
         cache_window: f.cache_window,
         etcd_watch_buffer: f.etcd_watch_buffer,
         tombstones,
-        progress_notify: f.progress_notify,
+        progress_notify: progress_notify(&f.progress_notify, f.servers)?,
         manager: f.manager.as_ref().map(|m| ManagerConfig { clusters: m.clusters, requests: m.requests }),
         reflector: ReflectorConfig {
             backoff_initial_ms: r.backoff_initial_ms,
@@ -299,4 +336,59 @@ fn config(f: &ConfigFile) -> Result<Config, String> {
         },
         flaws,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use listwatch_model::ServerId;
+
+    use super::*;
+
+    fn trace(servers: u8, progress_notify: ProgressNotify) -> Trace {
+        Trace {
+            title: "t".into(),
+            config: Config { servers, progress_notify, ..Config::default() },
+            seed: None,
+            actions: Vec::new(),
+            expect: Verdict::Holds,
+        }
+    }
+
+    fn with_field(servers: u8, spelled: &str) -> Result<ProgressNotify, String> {
+        let text = trace(servers, ProgressNotify::NONE)
+            .to_json()
+            .replace("\"progress_notify\": false", &format!("\"progress_notify\": {spelled}"));
+        Trace::parse("t.json", &text).map(|t| t.config.progress_notify).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn progress_notify_is_a_boolean_when_uniform_and_a_list_of_servers_when_mixed() {
+        let mixed = ProgressNotify::only([ServerId(0), ServerId(2)]).expect("listable");
+        let text = trace(3, mixed).to_json();
+        assert!(text.contains("\"progress_notify\": [\n      \"apiserver-0\",\n      \"apiserver-2\"\n    ]"));
+        assert_eq!(Trace::parse("t.json", &text).expect("reads back").config.progress_notify, mixed);
+        assert!(trace(3, ProgressNotify::ALL).to_json().contains("\"progress_notify\": true"));
+        assert!(trace(3, ProgressNotify::NONE).to_json().contains("\"progress_notify\": false"));
+        let all = ProgressNotify::only([ServerId(0), ServerId(1)]).expect("listable");
+        assert!(trace(2, all).to_json().contains("\"progress_notify\": true"), "one spelling per meaning");
+        assert_eq!(with_field(2, "[\"apiserver-1\", \"apiserver-0\"]"), Ok(ProgressNotify::ALL));
+        assert_eq!(with_field(2, "[]"), Ok(ProgressNotify::NONE));
+        assert_eq!(with_field(2, "true"), Ok(ProgressNotify::ALL));
+    }
+
+    #[test]
+    fn a_bad_progress_notify_names_the_field() {
+        for (spelled, message) in [
+            (
+                "[\"apiserver-2\"]",
+                "t.json: config: progress_notify names apiserver-2, but there are 2 servers",
+            ),
+            ("[\"server-1\"]", "t.json: config: progress_notify: 'server-1' is not an id like apiserver-0"),
+            ("1", "t.json: config: progress_notify must be true, false or a list of servers"),
+            ("[1]", "t.json: config: progress_notify must be true, false or a list of servers"),
+        ] {
+            let err = with_field(2, spelled).expect_err(spelled);
+            assert!(err.starts_with(message), "{spelled}: {err}");
+        }
+    }
 }

@@ -3,6 +3,7 @@
 use crate::flaw::Flaws;
 use crate::reflector::ReflectorConfig;
 use crate::store::TombstonePolicy;
+use crate::types::ServerId;
 
 /// The kinds of fault the environment may inject (SEMANTICS, "Faults the environment may inject").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -93,6 +94,52 @@ impl FromIterator<FaultKind> for FaultKinds {
     }
 }
 
+/// The API servers whose watch cache gets etcd progress notifications (E7).
+///
+/// Upstream a server asks etcd for them when it runs with EfficientWatchResumption (KEP-1904: alpha in
+/// 1.20, on by default from 1.21). While an HA control plane is upgraded, some servers do and some do
+/// not. A cache without them stays at the RV of the last write to its own resource, however far the
+/// revision moves on (the setting of kubernetes#91073).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ProgressNotify(u64);
+
+impl ProgressNotify {
+    pub const NONE: ProgressNotify = ProgressNotify(0);
+    /// Every server, however many there are.
+    pub const ALL: ProgressNotify = ProgressNotify(u64::MAX);
+    /// The servers a set can name one by one: ids below this.
+    pub const LISTABLE: u8 = 64;
+
+    /// Exactly `servers`; `None` if one of them is not below [`Self::LISTABLE`].
+    pub fn only(servers: impl IntoIterator<Item = ServerId>) -> Option<ProgressNotify> {
+        servers.into_iter().try_fold(ProgressNotify::NONE, |set, s| {
+            (s.0 < Self::LISTABLE).then(|| ProgressNotify(set.0 | 1 << s.0))
+        })
+    }
+
+    pub fn has(self, server: ServerId) -> bool {
+        self == ProgressNotify::ALL || (server.0 < Self::LISTABLE && self.0 >> server.0 & 1 == 1)
+    }
+
+    /// Of a system with `servers` API servers, the ones that get progress notifications.
+    pub fn servers(self, servers: u8) -> impl Iterator<Item = ServerId> {
+        (0..servers).map(ServerId).filter(move |s| self.has(*s))
+    }
+
+    /// For a system with `servers` API servers: `Some(true)` if all of them get progress notifications,
+    /// `Some(false)` if none does, `None` if some do and some do not.
+    pub fn uniform(self, servers: u8) -> Option<bool> {
+        let with = self.servers(servers).count();
+        if with == usize::from(servers) {
+            Some(true)
+        } else if with == 0 {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
 /// The multi-cluster client manager's part of a scope (seed 004).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ManagerConfig {
@@ -121,8 +168,8 @@ pub struct Config {
     /// Events an etcd watch buffers before it falls behind (E5); `None`: no bound.
     pub etcd_watch_buffer: Option<u8>,
     pub tombstones: TombstonePolicy,
-    /// etcd progress notifications to the watch cache (E7).
-    pub progress_notify: bool,
+    /// The servers whose watch cache gets etcd progress notifications (E7).
+    pub progress_notify: ProgressNotify,
     pub manager: Option<ManagerConfig>,
     pub reflector: ReflectorConfig,
     pub flaws: Flaws,
@@ -142,7 +189,7 @@ impl Default for Config {
             cache_window: 2,
             etcd_watch_buffer: None,
             tombstones: TombstonePolicy::DropAtCompaction,
-            progress_notify: false,
+            progress_notify: ProgressNotify::NONE,
             manager: None,
             reflector: ReflectorConfig::default(),
             flaws: Flaws::NONE,
@@ -158,5 +205,25 @@ impl Config {
     /// The same scope with the fault kinds of `kinds` only.
     pub fn with_fault_kinds(self, kinds: FaultKinds) -> Config {
         Config { fault_kinds: kinds, ..self }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_notify_sets() {
+        let some = ProgressNotify::only([ServerId(1), ServerId(3)]).expect("listable");
+        assert!(some.has(ServerId(1)) && some.has(ServerId(3)));
+        assert!(!some.has(ServerId(0)) && !some.has(ServerId(2)) && !some.has(ServerId(200)));
+        assert_eq!(some.servers(4).collect::<Vec<_>>(), vec![ServerId(1), ServerId(3)]);
+        assert_eq!(some.uniform(4), None);
+        assert_eq!(some.uniform(2), None);
+        assert_eq!(ProgressNotify::only([ServerId(1)]).expect("listable").uniform(1), Some(false));
+        assert!(ProgressNotify::ALL.has(ServerId(200)), "every server, however many");
+        assert_eq!(ProgressNotify::ALL.uniform(3), Some(true));
+        assert_eq!(ProgressNotify::NONE.uniform(3), Some(false));
+        assert_eq!(ProgressNotify::only([ServerId(ProgressNotify::LISTABLE)]), None);
     }
 }

@@ -28,7 +28,7 @@ pub mod watch_cache;
 pub use action::{Action, Fault};
 pub use api::{ApiError, ListResponse, ListRv, Message, Request, WatchEnd, WatchEvent, WatchFrom};
 pub use cache::{Cache, CacheOp, Notification};
-pub use config::{Config, FaultKind, FaultKinds, ManagerConfig};
+pub use config::{Config, FaultKind, FaultKinds, ManagerConfig, ProgressNotify};
 pub use flaw::{Component, Flaw, Flaws, UnknownFlaw};
 pub use observe::{ClientView, Observed};
 pub use reflector::{Next, Output, Phase, Reflector, ReflectorConfig, Timer};

@@ -160,14 +160,16 @@ impl System {
     }
 
     /// Whether nothing is in flight: every etcd event taken by every cache, no message queued, no
-    /// request unrouted or waiting, no cache behind a progress notification it could get.
+    /// request unrouted or waiting, no cache behind a progress notification it could get. A cache whose
+    /// server does not ask etcd for progress (E7, [`crate::config::ProgressNotify`]) may stay behind the
+    /// revision for good once its resource stops changing.
     pub fn settled(&self) -> bool {
         self.network.idle()
             && self.network.conns().all(|(_, c)| !c.unrouted())
             && self.servers.iter().all(|s| {
                 !s.can_ingest(&self.store)
                     && s.waiting_lists().is_empty()
-                    && !(self.config.progress_notify && s.can_progress(&self.store))
+                    && !(self.config.progress_notify.has(s.id()) && s.can_progress(&self.store))
             })
     }
 
@@ -204,7 +206,8 @@ impl System {
             if s.can_ingest(&self.store) {
                 out.push(Action::Ingest(s.id()));
             }
-            if self.config.progress_notify && s.can_progress(&self.store) {
+            // E7: only for the servers that ask etcd for progress notifications.
+            if self.config.progress_notify.has(s.id()) && s.can_progress(&self.store) {
                 out.push(Action::ProgressNotify(s.id()));
             }
         }

@@ -6,7 +6,7 @@ mod support;
 use listwatch_model::manager::{ClusterId, LockMode, Outcome, RequestId, Step};
 use listwatch_model::{
     Action, ApiError, Config, Fault, FaultKind, FaultKinds, Flaw, Flaws, Key, ListRv, ManagerConfig, Message,
-    Notification, Observed, Phase, Request, Rev, Timer, WatchEvent,
+    Notification, Observed, Phase, ProgressNotify, Request, Rev, Timer, WatchEvent,
 };
 use support::{Story, R, S0, S1};
 
@@ -224,6 +224,38 @@ fn retry_too_large_rv_never_syncs_again() {
     let ok_lists =
         flawed.log.iter().filter(|o| matches!(o, Observed::Received { message: Message::List(Ok(_)), .. }));
     assert_eq!(ok_lists.count(), 1, "only the first LIST ever succeeded");
+}
+
+/// kubernetes#91073 on a control plane mid-upgrade (KEP-1904): apiserver-1 gets etcd progress
+/// notifications and apiserver-0 does not, so one write to another resource and one disconnect are enough.
+#[test]
+fn retry_too_large_rv_on_a_control_plane_with_mixed_progress_notify() {
+    let progress_notify = ProgressNotify::only([S1]).expect("a listable server");
+    let config = Config { servers: 2, foreign_writes: 1, progress_notify, ..scope(1, 0, 1) };
+    let (flawed, correct) = both(Flaw::RetryTooLargeRv, config, |s| {
+        s.step(Action::WriteOther); // revision 1: no event for the watched resource
+        assert!(!s.sys.enabled(Action::ProgressNotify(S0)), "apiserver-0 does not ask etcd for progress");
+        s.step(Action::ProgressNotify(S1)); // apiserver-1's cache moves to 1, apiserver-0's stays at 0
+        s.serve(R, S1).step(Action::Route(R, S1)); // LIST rv=0 answered at RV 1, then the watch
+        s.step(Action::Fault(Fault::Disconnect(R))); // a very short watch: relist (C5)
+        for _ in 0..6 {
+            if s.sys.reflector(R).next_timer().map(|t| t.0) == Some(Timer::Backoff) {
+                s.fire_until(R, Timer::Backoff);
+            }
+            if s.sys.enabled(Action::Route(R, S0)) {
+                s.serve(R, S0);
+            }
+            if s.sys.enabled(Action::ListWaitExpired(R)) {
+                s.step(Action::ListWaitExpired(R)).deliver(R);
+            }
+        }
+    });
+    assert_eq!(correct.lists(R)[1..], [ListRv::NotOlderThan(Rev(1)), ListRv::Consistent]);
+    assert!(matches!(correct.sys.reflector(R).phase(), Phase::Watching { from: Rev(1), .. }));
+    assert!(correct.sys.settled(), "nothing is in flight: apiserver-0's cache stays at 0 for good");
+    let flawed_lists = flawed.lists(R);
+    assert_eq!(flawed_lists.len(), 7, "the first LIST, then one per round, all at apiserver-0");
+    assert!(flawed_lists[1..].iter().all(|rv| *rv == ListRv::NotOlderThan(Rev(1))), "{flawed_lists:?}");
 }
 
 /// C7, the repair of seed 001: a DELETE missed while the watch was down is repaired by the relist.

@@ -5,7 +5,8 @@
 use std::fmt::Write;
 
 use listwatch_model::{
-    Action, Config, Fault, FaultKind, FaultKinds, Flaws, ManagerConfig, ReflectorConfig, TombstonePolicy,
+    Action, Config, Fault, FaultKind, FaultKinds, Flaws, ManagerConfig, ProgressNotify, ReflectorConfig,
+    ServerId, System, TombstonePolicy,
 };
 
 use super::rng::Rng;
@@ -84,6 +85,35 @@ pub struct Draw {
     /// Writes to other resources wait until the watched writes are done: the watched resource then
     /// stops changing while the revision moves on (the setting of kubernetes#91073).
     pub late_foreign_writes: bool,
+    /// The reflectors' first LIST reaches a server only once every write is done: a controller that
+    /// starts against a cluster with a history, so its first RV may come from a cache that has moved
+    /// past the last write to the watched resource.
+    pub late_start: bool,
+    /// Faults wait until every write is done and nothing is in flight: something breaks on a cluster
+    /// that has been quiet for a while, when the caches of the servers that get progress notifications
+    /// have moved past those that do not.
+    pub late_faults: bool,
+}
+
+/// What the weights depend on in one state, worked out once per step.
+#[derive(Debug)]
+pub struct Now<'a> {
+    sys: &'a System,
+    watched_writes_left: bool,
+    writes_left: bool,
+    settled: bool,
+}
+
+impl<'a> Now<'a> {
+    pub fn of(sys: &'a System) -> Self {
+        let b = sys.budget();
+        Now {
+            sys,
+            watched_writes_left: b.writes > 0,
+            writes_left: b.writes > 0 || b.foreign_writes > 0,
+            settled: sys.settled(),
+        }
+    }
 }
 
 impl Draw {
@@ -115,6 +145,11 @@ impl Draw {
         } else {
             TombstonePolicy::DropAtCompaction
         };
+        let servers = rng.between(1, 3);
+        // E7: a coin per server; with several servers, often a control plane mid-upgrade (KEP-1904),
+        // where some caches get progress notifications and some do not.
+        let progress_notify = ProgressNotify::only((0..servers).filter(|_| rng.chance(1, 2)).map(ServerId))
+            .unwrap_or(ProgressNotify::ALL);
         let config = Config {
             keys: rng.between(1, 3),
             writes: rng.between(1, 10),
@@ -122,12 +157,12 @@ impl Draw {
             compactions: rng.between(0, 3),
             faults: if fault_kinds == FaultKinds::NONE { 0 } else { rng.between(1, 10) },
             fault_kinds,
-            servers: rng.between(1, 3),
+            servers,
             reflectors: if manager.is_some() && rng.chance(1, 4) { 0 } else { rng.between(1, 2) },
             cache_window: rng.between(1, 5),
             etcd_watch_buffer,
             tombstones,
-            progress_notify: rng.chance(1, 2),
+            progress_notify,
             manager,
             reflector: ReflectorConfig {
                 // C3: the driver draws the watch timeout (5-10 minutes upstream).
@@ -142,18 +177,26 @@ impl Draw {
             *t = rng.chance(1, 2);
         }
         let late_foreign_writes = rng.chance(1, 2);
-        (Draw { seed, config, weights, fault_targets, late_foreign_writes }, rng)
+        let late_start = rng.chance(1, 2);
+        let late_faults = rng.chance(1, 2);
+        (Draw { seed, config, weights, fault_targets, late_foreign_writes, late_start, late_faults }, rng)
     }
 
-    /// How often `action` is picked when enabled, with `writes_left` watched writes still to come.
-    pub fn weight(&self, action: &Action, writes_left: u8) -> u32 {
+    /// How often `action` is picked when enabled in the state `now` describes.
+    pub fn weight(&self, action: &Action, now: &Now) -> u32 {
         match action {
             Action::Fault(Fault::EvictCache(s) | Fault::RelistCache(s) | Fault::RestartServer(s))
                 if !self.fault_targets[usize::from(s.0) % 8] =>
             {
                 0
             }
-            Action::WriteOther if self.late_foreign_writes && writes_left > 0 => 0,
+            Action::Fault(_) if self.late_faults && (now.writes_left || !now.settled) => 0,
+            Action::WriteOther if self.late_foreign_writes && now.watched_writes_left => 0,
+            Action::Route(client, _)
+                if self.late_start && now.writes_left && !now.sys.reflector(*client).has_synced() =>
+            {
+                0
+            }
             _ => self.weights[StepKind::of(action).index()],
         }
     }
@@ -167,7 +210,7 @@ impl Draw {
             ", etcd watch buffer {}, tombstones {:?}, progress notify {}, watch timeout {} s, bookmarks {}",
             c.etcd_watch_buffer.map_or("unbounded".to_string(), |b| b.to_string()),
             c.tombstones,
-            c.progress_notify,
+            crate::scope::describe_progress_notify(c),
             c.reflector.watch_timeout_secs,
             c.reflector.bookmarks
         );
