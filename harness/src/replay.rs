@@ -18,6 +18,28 @@ pub fn judge_valid(config: Config, actions: &[Action]) -> Option<(Verdict, Optio
     run(config, actions, true)
 }
 
+/// Run `actions` from the start of `config`, leaving out every step that is not enabled where it
+/// stands, until the first violation: the steps taken (a valid run by construction, ending at the
+/// violation if there is one) and which property broke.
+pub fn take_enabled(config: Config, actions: &[Action]) -> (Vec<Action>, Option<Violation>) {
+    let mut state = CheckState::start(config);
+    let mut taken = Vec::with_capacity(actions.len());
+    if let Some(v) = first_violation(&state.sys, &state.monitor) {
+        return (taken, Some(v));
+    }
+    for action in actions {
+        if !state.sys.enabled(*action) {
+            continue;
+        }
+        state.step(*action);
+        taken.push(*action);
+        if let Some(v) = first_violation(&state.sys, &state.monitor) {
+            return (taken, Some(v));
+        }
+    }
+    (taken, None)
+}
+
 fn run(config: Config, actions: &[Action], strict: bool) -> Option<(Verdict, Option<Violation>)> {
     let mut state = CheckState::start(config);
     if let Some(v) = first_violation(&state.sys, &state.monitor) {

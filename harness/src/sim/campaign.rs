@@ -124,11 +124,11 @@ fn write_shrunk(
     actions: &[listwatch_model::Action],
     property: Property,
 ) -> Result<(usize, PathBuf), String> {
-    let shrunk = shrink(*config, actions, property);
+    let (config, shrunk) = shrink(*config, actions, property);
     let step = shrunk.len();
     let trace = Trace {
         title: format!("simulate seed {seed}: {property} breaks (flaws: {})", config.flaws),
-        config: *config,
+        config,
         seed: Some(seed),
         actions: shrunk,
         expect: Verdict::Breaks { property, step },

@@ -1,29 +1,55 @@
-//! Shrinking a failing run: remove steps while the same property still breaks and every remaining step
-//! is still enabled where it stands (delta debugging: halves, then quarters, ... then single steps,
-//! repeated until nothing more can go).
+//! Shrinking a failing run: remove steps while the same property still breaks (delta debugging: halves,
+//! then quarters, ... then single steps, repeated until nothing more can go). A candidate is replayed
+//! leaving out the steps it no longer enables (a route for a request that is now never sent, a timer
+//! that is not armed), so removing a cause takes its consequences with it and every result is a valid
+//! run. The configuration's budgets shrink too: a write that is no longer taken must also leave the
+//! budget, or the environment never goes quiet and a liveness property is never judged.
 
 use listwatch_model::{Action, Config};
 use listwatch_properties::Property;
 
-use crate::replay::judge_valid;
-use crate::tracefile::Verdict;
+use crate::replay::take_enabled;
 
-/// The shortest prefix of `actions` that still breaks `property` validly, if it breaks at all.
-fn breaks(config: Config, actions: &[Action], property: Property) -> Option<usize> {
-    match judge_valid(config, actions)? {
-        (Verdict::Breaks { property: p, step }, _) if p == property => Some(step),
+/// The steps of `actions` that `config` enables, up to where `property` breaks; `None` if it does not.
+fn breaks(config: Config, actions: &[Action], property: Property) -> Option<Vec<Action>> {
+    match take_enabled(config, actions) {
+        (taken, Some(v)) if v.property == property => Some(taken),
         _ => None,
     }
 }
 
-/// Shrink `actions` (which break `property` under `config`) to a run that still does, with no step
-/// that can be removed on its own. The result ends at the step where the property breaks.
-pub fn shrink(config: Config, actions: &[Action], property: Property) -> Vec<Action> {
-    let mut best: Vec<Action> = actions.to_vec();
-    match breaks(config, &best, property) {
-        Some(step) => best.truncate(step),
-        None => return best,
+/// Shrink `actions` (which break `property` under `config`) and the budgets of `config` to a valid run
+/// that still breaks it, with no step and no unit of budget that can go on its own. The run ends at the
+/// step where the property breaks.
+pub fn shrink(config: Config, actions: &[Action], property: Property) -> (Config, Vec<Action>) {
+    let Some(mut best) = breaks(config, actions, property) else { return (config, actions.to_vec()) };
+    let mut config = config;
+    loop {
+        let before = (config, best.len());
+        best = shrink_steps(config, best, property);
+        for lower in BUDGETS {
+            while let Some(smaller) = lower(config) {
+                let Some(taken) = breaks(smaller, &best, property) else { break };
+                (config, best) = (smaller, taken);
+            }
+        }
+        if (config, best.len()) == before {
+            return (config, best);
+        }
     }
+}
+
+/// One unit less of one budget (or one key less), if there is any.
+const BUDGETS: [fn(Config) -> Option<Config>; 5] = [
+    |c| c.writes.checked_sub(1).map(|writes| Config { writes, ..c }),
+    |c| c.foreign_writes.checked_sub(1).map(|foreign_writes| Config { foreign_writes, ..c }),
+    |c| c.compactions.checked_sub(1).map(|compactions| Config { compactions, ..c }),
+    |c| c.faults.checked_sub(1).map(|faults| Config { faults, ..c }),
+    |c| c.keys.checked_sub(1).filter(|k| *k > 0).map(|keys| Config { keys, ..c }),
+];
+
+/// Remove steps while `property` still breaks.
+fn shrink_steps(config: Config, mut best: Vec<Action>, property: Property) -> Vec<Action> {
     let mut chunk = best.len().div_ceil(2).max(1);
     loop {
         let mut changed = false;
@@ -33,12 +59,12 @@ pub fn shrink(config: Config, actions: &[Action], property: Property) -> Vec<Act
             let mut candidate = Vec::with_capacity(best.len());
             candidate.extend_from_slice(&best[..i]);
             candidate.extend_from_slice(&best[end..]);
-            if let Some(step) = breaks(config, &candidate, property) {
-                candidate.truncate(step);
-                best = candidate;
-                changed = true;
-            } else {
-                i += chunk;
+            match breaks(config, &candidate, property) {
+                Some(taken) => {
+                    best = taken;
+                    changed = true;
+                }
+                None => i += chunk,
             }
         }
         if chunk == 1 && !changed {
