@@ -23,6 +23,14 @@ fn corpus_files() -> Vec<String> {
     files
 }
 
+/// The corpus file of seed 001 (its property: no-resurrected-delete).
+fn nil_prevkv_file() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpus/nil-prevkv-dropped.kubernetes-76624.json")
+        .display()
+        .to_string()
+}
+
 fn tmp(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli_traces");
     std::fs::create_dir_all(&dir).expect("tmp dir");
@@ -55,18 +63,18 @@ fn replay_of_the_corpus_exits_0() {
 
 #[test]
 fn a_bad_trace_file_is_one_line_naming_it_and_exit_2() {
-    let good = std::fs::read_to_string(&corpus_files()[0]).expect("readable");
+    let good = std::fs::read_to_string(nil_prevkv_file()).expect("readable");
     let cut = tmp("cut.json");
     std::fs::write(&cut, &good[..good.len() - 40]).expect("written");
     let changed = tmp("changed.json");
     let flipped = good.replacen("\"property\": \"no-resurrected-delete\"", "\"property\": \"converges\"", 1);
-    assert_ne!(flipped, good, "the first corpus file records no-resurrected-delete");
+    assert_ne!(flipped, good, "seed 001's corpus file records no-resurrected-delete");
     std::fs::write(&changed, flipped).expect("written");
     for (args, needle) in [
         (vec!["replay", cut.to_str().expect("utf-8")], "cut.json: not a trace"),
         (vec!["show", cut.to_str().expect("utf-8")], "cut.json: not a trace"),
         (vec!["replay", "no-such-file.json"], "no-such-file.json: cannot read"),
-        (vec!["show", corpus_files()[0].as_str(), "--format", "svg"], "--format: unknown format 'svg'"),
+        (vec!["show", nil_prevkv_file().as_str(), "--format", "svg"], "--format: unknown format 'svg'"),
         (vec!["simulate", "--shard", "0/2"], "--shard: '0/2' is not K/N"),
         (vec!["simulate", "--steps", "0"], "--steps: '0' is not a number"),
         (vec!["replay"], "replay: missing FILE"),
@@ -85,7 +93,7 @@ fn a_bad_trace_file_is_one_line_naming_it_and_exit_2() {
 
 #[test]
 fn show_renders_text_mermaid_and_json() {
-    let file = &corpus_files()[0];
+    let file = &nil_prevkv_file();
     let text = listwatch(&["show", file]);
     assert_eq!(text.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&text.stdout).contains("step  actor"));

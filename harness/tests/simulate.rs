@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use listwatch_harness::replay::replay;
+use listwatch_harness::replay::{replay, take_enabled};
 use listwatch_harness::sim::campaign::{self, Campaign};
 use listwatch_harness::tracefile::{Trace, Verdict};
-use listwatch_model::{Flaw, Flaws};
+use listwatch_model::{Action, Config, Flaw, Flaws};
 
 fn campaign(name: &str, seeds: u64, flaws: Flaws) -> Campaign {
     Campaign {
@@ -60,14 +60,9 @@ fn the_correct_system_passes_and_reaches_every_witness_it_can() {
     }
 }
 
-/// retry-too-large-rv needs a reflector RV from a write to another resource and a relist that lands on an
-/// API server whose cache stays behind it; the swarm reaches that in about 1 seed of 2,600 (the exhaustive
-/// checker, proptest and the corpus cover it).
-const SIMULATOR_MISSES: Flaw = Flaw::RetryTooLargeRv;
-
 #[test]
-fn every_reachable_flaw_is_found_in_1000_seeds_and_its_shrunk_trace_replays() {
-    for flaw in Flaw::ALL.into_iter().filter(|f| *f != SIMULATOR_MISSES) {
+fn every_flaw_is_found_in_1000_seeds_and_its_shrunk_trace_replays_and_is_minimal() {
+    for flaw in Flaw::ALL {
         let c = campaign(flaw.name(), 1000, Flaws::only(flaw));
         let s = campaign::run(&c).expect("runs");
         let first = s.failures.first().unwrap_or_else(|| panic!("{flaw} not found in 1000 seeds"));
@@ -77,5 +72,35 @@ fn every_reachable_flaw_is_found_in_1000_seeds_and_its_shrunk_trace_replays() {
         let r = replay(&trace);
         assert!(matches!(r.verdict, Verdict::Breaks { step, .. } if step == len), "{flaw}: {}", r.verdict);
         assert_eq!(r.correct, Verdict::Holds, "{flaw}: the correct reflector breaks on the shrunk trace");
+        assert_minimal(&trace, flaw);
+    }
+}
+
+/// No single step of the trace, and no single unit of its budgets, can go with the property still
+/// breaking (steps the shorter run no longer enables are left out, as the shrinker does).
+fn assert_minimal(trace: &Trace, flaw: Flaw) {
+    let Verdict::Breaks { property, .. } = trace.expect else { panic!("{flaw}: the trace expects a break") };
+    let breaks = |config: Config, actions: &[Action]| {
+        take_enabled(config, actions).1.is_some_and(|v| v.property == property)
+    };
+    for i in 0..trace.actions.len() {
+        let mut fewer = trace.actions.clone();
+        let gone = fewer.remove(i);
+        assert!(!breaks(trace.config, &fewer), "{flaw}: step {} ({gone}) could go", i + 1);
+    }
+    let c = trace.config;
+    let lower = [
+        ("writes", c.writes.checked_sub(1).map(|writes| Config { writes, ..c })),
+        (
+            "foreign writes",
+            c.foreign_writes.checked_sub(1).map(|foreign_writes| Config { foreign_writes, ..c }),
+        ),
+        ("compactions", c.compactions.checked_sub(1).map(|compactions| Config { compactions, ..c })),
+        ("faults", c.faults.checked_sub(1).map(|faults| Config { faults, ..c })),
+    ];
+    for (budget, smaller) in lower {
+        if let Some(smaller) = smaller {
+            assert!(!breaks(smaller, &trace.actions), "{flaw}: one of the {budget} could go");
+        }
     }
 }
