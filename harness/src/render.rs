@@ -65,7 +65,10 @@ fn verdict_line(trace: &Trace) -> String {
 
 /// One fixed-column line per step: step, actor, action, etcd's revision, each reflector's RV and cache.
 pub fn text(trace: &Trace) -> String {
-    let mut out = format!("# {}\n# flaws: {}\n", trace.title, trace.config.flaws);
+    let c = &trace.config;
+    let mut out = format!("# {}\n# flaws: {}\n", trace.title, c.flaws);
+    let progress = crate::scope::describe_progress_notify(c);
+    let _ = writeln!(out, "# world: {}; progress notify: {progress}", crate::scope::describe(c));
     if let Some(seed) = trace.seed {
         let _ = writeln!(out, "# seed: {seed}");
     }
