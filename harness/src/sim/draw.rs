@@ -226,9 +226,11 @@ impl Draw {
             .collect();
         let _ = write!(
             s,
-            "; server faults hit: {}; writes to other resources {}",
+            "; server faults hit: {}; writes to other resources {}; reflectors start {}; faults {}",
             if targets.is_empty() { "none".into() } else { targets.join(" ") },
-            if self.late_foreign_writes { "last" } else { "anytime" }
+            if self.late_foreign_writes { "last" } else { "anytime" },
+            if self.late_start { "after the writes" } else { "at once" },
+            if self.late_faults { "once the cluster is quiet" } else { "anytime" }
         );
         s
     }
