@@ -101,22 +101,23 @@ pub struct Now<'a> {
     sys: &'a System,
     watched_writes_left: bool,
     writes_left: bool,
-    settled: bool,
-}
-
-impl<'a> Now<'a> {
-    pub fn of(sys: &'a System) -> Self {
-        let b = sys.budget();
-        Now {
-            sys,
-            watched_writes_left: b.writes > 0,
-            writes_left: b.writes > 0 || b.foreign_writes > 0,
-            settled: sys.settled(),
-        }
-    }
+    /// Faults wait (only with `late_faults`).
+    faults_wait: bool,
 }
 
 impl Draw {
+    /// What the weights of this seed depend on in `sys`.
+    pub fn now<'a>(&self, sys: &'a System) -> Now<'a> {
+        let b = sys.budget();
+        let writes_left = b.writes > 0 || b.foreign_writes > 0;
+        Now {
+            sys,
+            watched_writes_left: b.writes > 0,
+            writes_left,
+            faults_wait: self.late_faults && b.faults > 0 && (writes_left || !sys.settled()),
+        }
+    }
+
     /// Draw a world and a fault mix from `seed`, with `flaws` on. The generator goes on to pick the steps.
     pub fn new(seed: u64, flaws: Flaws) -> (Draw, Rng) {
         let mut rng = Rng::new(seed);
@@ -190,7 +191,7 @@ impl Draw {
             {
                 0
             }
-            Action::Fault(_) if self.late_faults && (now.writes_left || !now.settled) => 0,
+            Action::Fault(_) if now.faults_wait => 0,
             Action::WriteOther if self.late_foreign_writes && now.watched_writes_left => 0,
             Action::Route(client, _)
                 if self.late_start && now.writes_left && !now.sys.reflector(*client).has_synced() =>

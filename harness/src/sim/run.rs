@@ -5,7 +5,7 @@
 use listwatch_model::{Action, Observed, System};
 use listwatch_properties::{first_violation, witnessed, Monitor, Property, Violation};
 
-use super::draw::{Draw, Now};
+use super::draw::Draw;
 use super::rng::Rng;
 use listwatch_model::Flaws;
 
@@ -88,7 +88,7 @@ impl Runner<'_> {
         for _ in 0..steps {
             self.enabled.clear();
             sys.actions(&mut self.enabled);
-            let (draw, now) = (self.draw, Now::of(sys));
+            let (draw, now) = (self.draw, self.draw.now(sys));
             let Some(action) = pick(rng, &self.enabled, |a| draw.weight(a, &now)) else { break };
             self.tally.safety_steps += 1;
             if let Some(v) = self.step(sys, monitor, action) {
@@ -107,7 +107,7 @@ impl Runner<'_> {
             }
             self.enabled.clear();
             sys.actions(&mut self.enabled);
-            let (draw, now) = (self.draw, Now::of(sys));
+            let (draw, now) = (self.draw, self.draw.now(sys));
             // A step kind weighed 0 would never happen: in the heal phase everything must be able to.
             let weight = |a: &Action| draw.weight(a, &now).max(1);
             let busy = |a: &Action| !matches!(a, Action::FireTimer(_) | Action::Bookmark(_));
