@@ -47,7 +47,9 @@ show renders a trace file; replay checks that trace files still give their recor
 if one changed) and that the correct reflector holds on the same steps. A file that cannot be read
 (not JSON, another version, an unknown or disabled action) is named with the position, exit 2.
 
-scopes (each also checks the client manager: 2 clusters, 2 requests, 1 cluster pause):
+scopes (each also checks the client manager: 2 clusters, 2 requests, 1 cluster pause; and an HA control
+plane mid-upgrade: 1 key, 1 write, 1 write to another resource, 1 fault, 2 API servers of which only
+apiserver-1 gets etcd progress notifications):
   small    1 key, 2 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2
   default  2 keys, 3 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2
   large    2 keys, 4 writes, 1 compaction, 2 faults, 2 API servers, 1 reflector, cache window 2

@@ -67,8 +67,7 @@ fn verdict_line(trace: &Trace) -> String {
 pub fn text(trace: &Trace) -> String {
     let c = &trace.config;
     let mut out = format!("# {}\n# flaws: {}\n", trace.title, c.flaws);
-    let progress = crate::scope::describe_progress_notify(c);
-    let _ = writeln!(out, "# world: {}; progress notify: {progress}", crate::scope::describe(c));
+    let _ = writeln!(out, "# world: {}", crate::scope::describe(c));
     if let Some(seed) = trace.seed {
         let _ = writeln!(out, "# seed: {seed}");
     }

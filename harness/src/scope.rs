@@ -1,6 +1,6 @@
 //! The named scopes of a check: how big a world the checker explores.
 
-use listwatch_model::{Config, FaultKind, FaultKinds, ManagerConfig};
+use listwatch_model::{Config, FaultKind, FaultKinds, ManagerConfig, ProgressNotify, ServerId};
 
 /// A named scope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +75,26 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         flaws,
         ..Config::default()
     };
-    vec![World { name: "list/watch", config: list_watch }, World { name: "client manager", config: manager }]
+    // E7 server by server: a control plane mid-upgrade (KEP-1904) where apiserver-1's cache follows
+    // etcd's revision through progress notifications and apiserver-0's stays at its resource's last
+    // write. Kept tiny whatever the scope (one write, one write elsewhere, one fault); the simulator
+    // goes wider.
+    let mid_upgrade = Config {
+        keys: 1,
+        writes: 1,
+        foreign_writes: 1,
+        compactions: 0,
+        faults: 1,
+        servers: 2,
+        progress_notify: ProgressNotify::only([ServerId(1)]).unwrap_or(ProgressNotify::NONE),
+        manager: None,
+        ..list_watch
+    };
+    vec![
+        World { name: "list/watch", config: list_watch },
+        World { name: "client manager", config: manager },
+        World { name: "HA mid-upgrade", config: mid_upgrade },
+    ]
 }
 
 /// One line describing a configuration.
@@ -94,6 +113,7 @@ pub fn describe(config: &Config) -> String {
     if let Some(m) = config.manager {
         line.push_str(&format!(", manager {} clusters / {} requests", m.clusters, m.requests));
     }
+    line.push_str(&format!(", progress notify {}", describe_progress_notify(config)));
     line
 }
 

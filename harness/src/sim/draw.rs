@@ -208,10 +208,9 @@ impl Draw {
         let c = &self.config;
         let _ = write!(
             s,
-            ", etcd watch buffer {}, tombstones {:?}, progress notify {}, watch timeout {} s, bookmarks {}",
+            ", etcd watch buffer {}, tombstones {:?}, watch timeout {} s, bookmarks {}",
             c.etcd_watch_buffer.map_or("unbounded".to_string(), |b| b.to_string()),
             c.tombstones,
-            crate::scope::describe_progress_notify(c),
             c.reflector.watch_timeout_secs,
             c.reflector.bookmarks
         );
