@@ -10,54 +10,47 @@ use crate::tracefile::{Trace, Verdict};
 /// first violation. An action that is not enabled where it stands is skipped (its step number is still
 /// counted).
 pub fn judge(config: Config, actions: &[Action]) -> (Verdict, Option<Violation>) {
-    run(config, actions, false).unwrap_or((Verdict::Holds, None))
-}
-
-/// [`judge`], but `None` if an action is not enabled where it stands: the actions are not a valid run.
-pub fn judge_valid(config: Config, actions: &[Action]) -> Option<(Verdict, Option<Violation>)> {
-    run(config, actions, true)
+    let walk = walk(config, actions);
+    match walk.broke {
+        Some((step, v)) => (Verdict::Breaks { property: v.property, step }, Some(v)),
+        None => (Verdict::Holds, None),
+    }
 }
 
 /// Run `actions` from the start of `config`, leaving out every step that is not enabled where it
 /// stands, until the first violation: the steps taken (a valid run by construction, ending at the
 /// violation if there is one) and which property broke.
 pub fn take_enabled(config: Config, actions: &[Action]) -> (Vec<Action>, Option<Violation>) {
+    let walk = walk(config, actions);
+    (walk.taken, walk.broke.map(|(_, v)| v))
+}
+
+/// What running a list of actions did.
+struct Walk {
+    /// The actions taken: those enabled where they stood, up to the violation.
+    taken: Vec<Action>,
+    /// The first violation, with its step: the position in the given list of the action after which it
+    /// broke (0: the initial state).
+    broke: Option<(usize, Violation)>,
+}
+
+fn walk(config: Config, actions: &[Action]) -> Walk {
     let mut state = CheckState::start(config);
     let mut taken = Vec::with_capacity(actions.len());
     if let Some(v) = first_violation(&state.sys, &state.monitor) {
-        return (taken, Some(v));
+        return Walk { taken, broke: Some((0, v)) };
     }
-    for action in actions {
+    for (i, action) in actions.iter().enumerate() {
         if !state.sys.enabled(*action) {
             continue;
         }
         state.step(*action);
         taken.push(*action);
         if let Some(v) = first_violation(&state.sys, &state.monitor) {
-            return (taken, Some(v));
+            return Walk { taken, broke: Some((i + 1, v)) };
         }
     }
-    (taken, None)
-}
-
-fn run(config: Config, actions: &[Action], strict: bool) -> Option<(Verdict, Option<Violation>)> {
-    let mut state = CheckState::start(config);
-    if let Some(v) = first_violation(&state.sys, &state.monitor) {
-        return Some((Verdict::Breaks { property: v.property, step: 0 }, Some(v)));
-    }
-    for (i, action) in actions.iter().enumerate() {
-        if !state.sys.enabled(*action) {
-            if strict {
-                return None;
-            }
-            continue;
-        }
-        state.step(*action);
-        if let Some(v) = first_violation(&state.sys, &state.monitor) {
-            return Some((Verdict::Breaks { property: v.property, step: i + 1 }, Some(v)));
-        }
-    }
-    Some((Verdict::Holds, None))
+    Walk { taken, broke: None }
 }
 
 /// What replaying one trace showed.

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use listwatch_harness::replay::{replay, take_enabled};
 use listwatch_harness::sim::campaign::{self, Campaign};
+use listwatch_harness::sim::shrink::BUDGETS;
 use listwatch_harness::tracefile::{Trace, Verdict};
 use listwatch_model::{Action, Config, Flaw, Flaws};
 
@@ -76,7 +77,7 @@ fn every_flaw_is_found_in_1000_seeds_and_its_shrunk_trace_replays_and_is_minimal
     }
 }
 
-/// No single step of the trace, and no single unit of its budgets, can go with the property still
+/// No single step of the trace, and no single unit of its budgets or keys, can go with the property still
 /// breaking (steps the shorter run no longer enables are left out, as the shrinker does).
 fn assert_minimal(trace: &Trace, flaw: Flaw) {
     let Verdict::Breaks { property, .. } = trace.expect else { panic!("{flaw}: the trace expects a break") };
@@ -88,18 +89,8 @@ fn assert_minimal(trace: &Trace, flaw: Flaw) {
         let gone = fewer.remove(i);
         assert!(!breaks(trace.config, &fewer), "{flaw}: step {} ({gone}) could go", i + 1);
     }
-    let c = trace.config;
-    let lower = [
-        ("writes", c.writes.checked_sub(1).map(|writes| Config { writes, ..c })),
-        (
-            "foreign writes",
-            c.foreign_writes.checked_sub(1).map(|foreign_writes| Config { foreign_writes, ..c }),
-        ),
-        ("compactions", c.compactions.checked_sub(1).map(|compactions| Config { compactions, ..c })),
-        ("faults", c.faults.checked_sub(1).map(|faults| Config { faults, ..c })),
-    ];
-    for (budget, smaller) in lower {
-        if let Some(smaller) = smaller {
+    for (budget, lower) in BUDGETS {
+        if let Some(smaller) = lower(trace.config) {
             assert!(!breaks(smaller, &trace.actions), "{flaw}: one of the {budget} could go");
         }
     }

@@ -27,7 +27,7 @@ pub fn shrink(config: Config, actions: &[Action], property: Property) -> (Config
     loop {
         let before = (config, best.len());
         best = shrink_steps(config, best, property);
-        for lower in BUDGETS {
+        for (_, lower) in BUDGETS {
             while let Some(smaller) = lower(config) {
                 let Some(taken) = breaks(smaller, &best, property) else { break };
                 (config, best) = (smaller, taken);
@@ -39,13 +39,18 @@ pub fn shrink(config: Config, actions: &[Action], property: Property) -> (Config
     }
 }
 
-/// One unit less of one budget (or one key less), if there is any.
-const BUDGETS: [fn(Config) -> Option<Config>; 5] = [
-    |c| c.writes.checked_sub(1).map(|writes| Config { writes, ..c }),
-    |c| c.foreign_writes.checked_sub(1).map(|foreign_writes| Config { foreign_writes, ..c }),
-    |c| c.compactions.checked_sub(1).map(|compactions| Config { compactions, ..c }),
-    |c| c.faults.checked_sub(1).map(|faults| Config { faults, ..c }),
-    |c| c.keys.checked_sub(1).filter(|k| *k > 0).map(|keys| Config { keys, ..c }),
+/// One unit less of something in a configuration, if there is any to take.
+pub type Lower = fn(Config) -> Option<Config>;
+
+/// What the shrinker may lower, by name: one unit of a budget, or one key.
+pub const BUDGETS: [(&str, Lower); 5] = [
+    ("writes", |c| c.writes.checked_sub(1).map(|writes| Config { writes, ..c })),
+    ("foreign writes", |c| {
+        c.foreign_writes.checked_sub(1).map(|foreign_writes| Config { foreign_writes, ..c })
+    }),
+    ("compactions", |c| c.compactions.checked_sub(1).map(|compactions| Config { compactions, ..c })),
+    ("faults", |c| c.faults.checked_sub(1).map(|faults| Config { faults, ..c })),
+    ("keys", |c| c.keys.checked_sub(1).filter(|k| *k > 0).map(|keys| Config { keys, ..c })),
 ];
 
 /// Remove steps while `property` still breaks.
