@@ -1,12 +1,16 @@
 //! The exhaustive checker: the model system with its property monitor as a stateright `Model`, and
 //! a run of it over one world with a summary of every property.
+//!
+//! The checker runs the model reflector ([`ModelClient`]); any client that can be cloned and hashed
+//! (a test's wrapper that plants a bug in it, say) runs the same way through [`run_with`].
 
+use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use listwatch_model::{Action, Config, System};
+use listwatch_model::{Action, Client, ClientId, Config, ModelClient, Observed, System};
 use listwatch_properties::{violation, witnessed, Monitor, Property, Violation};
 use stateright::{Checker, HasDiscoveries, Model};
 
@@ -14,21 +18,21 @@ use stateright::{Checker, HasDiscoveries, Model};
 ///
 /// `depth` is how many steps the state was first reached in; it is not part of the state's identity.
 #[derive(Clone, Debug)]
-pub struct CheckState {
-    pub sys: System,
+pub struct CheckState<C = ModelClient> {
+    pub sys: System<C>,
     pub monitor: Monitor,
     pub depth: usize,
 }
 
-impl PartialEq for CheckState {
+impl<C: PartialEq> PartialEq for CheckState<C> {
     fn eq(&self, other: &Self) -> bool {
         self.sys == other.sys && self.monitor == other.monitor
     }
 }
 
-impl Eq for CheckState {}
+impl<C: Eq> Eq for CheckState<C> {}
 
-impl Hash for CheckState {
+impl<C: Hash> Hash for CheckState<C> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.sys.hash(state);
         self.monitor.hash(state);
@@ -37,13 +41,20 @@ impl Hash for CheckState {
 
 impl CheckState {
     pub fn start(config: Config) -> Self {
-        let (sys, seen) = System::start(config);
+        Self::start_with(config, |_| ModelClient::new(config.reflector, config.flaws))
+    }
+}
+
+impl<C: Client> CheckState<C> {
+    /// The initial state with clients made by `make`.
+    pub fn start_with(config: Config, make: impl FnMut(ClientId) -> C) -> Self {
+        let (sys, seen) = System::start_with(config, make);
         let monitor = Monitor::new(&sys, &seen);
         CheckState { sys, monitor, depth: 0 }
     }
 
     /// Take one step and fold what it showed into the monitor.
-    pub fn step(&mut self, action: Action) -> Vec<listwatch_model::Observed> {
+    pub fn step(&mut self, action: Action) -> Vec<Observed> {
         let seen = self.sys.apply(action);
         self.monitor.observe(&self.sys, &seen);
         self.depth += 1;
@@ -51,25 +62,44 @@ impl CheckState {
     }
 }
 
+/// What a client must be for the checker to explore it: a value it can clone, compare and hash.
+pub trait Checkable: Client + Clone + fmt::Debug + Eq + Hash + Send + Sync + 'static {}
+
+impl<C: Client + Clone + fmt::Debug + Eq + Hash + Send + Sync + 'static> Checkable for C {}
+
 /// The stateright model of one world.
-#[derive(Clone, Debug)]
-pub struct CheckModel {
+pub struct CheckModel<C = ModelClient> {
     pub config: Config,
+    make: fn(&Config, ClientId) -> C,
     /// Per property, the depth of the first violation found (`usize::MAX`: none yet). stateright keeps
     /// the *last* violating path it visits; reporting only violations no deeper than the first keeps
     /// BFS's counterexamples shortest.
-    first_violation_depth: Arc<[AtomicUsize; 9]>,
+    first_violation_depth: Arc<[AtomicUsize; Property::COUNT]>,
+}
+
+impl<C> fmt::Debug for CheckModel<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CheckModel").field("config", &self.config).finish_non_exhaustive()
+    }
 }
 
 impl CheckModel {
     pub fn new(config: Config) -> Self {
+        CheckModel::with_clients(config, |c, _| ModelClient::new(c.reflector, c.flaws))
+    }
+}
+
+impl<C: Checkable> CheckModel<C> {
+    /// A model whose clients `make` builds.
+    pub fn with_clients(config: Config, make: fn(&Config, ClientId) -> C) -> Self {
         CheckModel {
             config,
+            make,
             first_violation_depth: Arc::new(std::array::from_fn(|_| AtomicUsize::new(usize::MAX))),
         }
     }
 
-    fn holds(&self, property: Property, s: &CheckState) -> bool {
+    fn holds(&self, property: Property, s: &CheckState<C>) -> bool {
         if violation(property, &s.sys, &s.monitor).is_none() {
             return true;
         }
@@ -82,17 +112,17 @@ impl CheckModel {
 macro_rules! property_fns {
     ($($p:ident => $always:ident, $sometimes:ident;)*) => {
         $(
-            fn $always(m: &CheckModel, s: &CheckState) -> bool {
+            fn $always<C: Checkable>(m: &CheckModel<C>, s: &CheckState<C>) -> bool {
                 m.holds(Property::$p, s)
             }
-            fn $sometimes(_: &CheckModel, s: &CheckState) -> bool {
+            fn $sometimes<C: Checkable>(_: &CheckModel<C>, s: &CheckState<C>) -> bool {
                 witnessed(Property::$p, &s.sys, &s.monitor)
             }
         )*
-        fn stateright_properties() -> Vec<stateright::Property<CheckModel>> {
+        fn stateright_properties<C: Checkable>() -> Vec<stateright::Property<CheckModel<C>>> {
             vec![$(
-                stateright::Property::always(Property::$p.name(), $always),
-                stateright::Property::sometimes(Property::$p.witness(), $sometimes),
+                stateright::Property::always(Property::$p.name(), $always::<C>),
+                stateright::Property::sometimes(Property::$p.witness(), $sometimes::<C>),
             )*]
         }
     };
@@ -108,24 +138,28 @@ property_fns! {
     NoBusyLoop => always_no_busy_loop, sometimes_no_busy_loop;
     WatchOrdered => always_watch_ordered, sometimes_watch_ordered;
     WatchReliable => always_watch_reliable, sometimes_watch_reliable;
+    Backoff => always_backoff, sometimes_backoff;
+    NotificationsMatchCache => always_notifications_match_cache, sometimes_notifications_match_cache;
+    StaleBounded => always_stale_bounded, sometimes_stale_bounded;
 }
 
-impl Model for CheckModel {
-    type State = CheckState;
+impl<C: Checkable> Model for CheckModel<C> {
+    type State = CheckState<C>;
     type Action = Action;
 
-    fn init_states(&self) -> Vec<CheckState> {
-        vec![CheckState::start(self.config)]
+    fn init_states(&self) -> Vec<CheckState<C>> {
+        let (config, make) = (self.config, self.make);
+        vec![CheckState::start_with(config, |c| make(&config, c))]
     }
 
-    fn actions(&self, state: &CheckState, actions: &mut Vec<Action>) {
+    fn actions(&self, state: &CheckState<C>, actions: &mut Vec<Action>) {
         // A state whose history already broke a guarantee is a counterexample's end: no need to go on.
         if state.monitor.violation.is_none() {
             state.sys.actions(actions);
         }
     }
 
-    fn next_state(&self, state: &CheckState, action: Action) -> Option<CheckState> {
+    fn next_state(&self, state: &CheckState<C>, action: Action) -> Option<CheckState<C>> {
         let mut next = state.clone();
         next.step(action);
         Some(next)
@@ -179,10 +213,15 @@ impl Outcome {
     }
 }
 
-/// Check one world.
+/// Check one world with the model reflector.
 pub fn run(config: Config, search: Search, limits: Limits) -> Outcome {
+    run_with(CheckModel::new(config), search, limits)
+}
+
+/// Check one world with the clients the model builds.
+pub fn run_with<C: Checkable>(model: CheckModel<C>, search: Search, limits: Limits) -> Outcome {
     let started = Instant::now();
-    let builder = CheckModel::new(config)
+    let builder = model
         .checker()
         // One thread: BFS then yields the shortest counterexample, and the same one on every run.
         .threads(1)
@@ -198,7 +237,7 @@ pub fn run(config: Config, search: Search, limits: Limits) -> Outcome {
 
 /// Wait for a run, showing a progress line (states, states/s, depth) once a second when stderr is a
 /// terminal; nothing when it is piped.
-fn with_progress<C: Checker<CheckModel>>(checker: C) -> C {
+fn with_progress<C: Checkable, K: Checker<CheckModel<C>>>(checker: K) -> K {
     use std::io::{IsTerminal, Write};
     let tty = std::io::stderr().is_terminal();
     let started = Instant::now();
@@ -219,7 +258,11 @@ fn with_progress<C: Checker<CheckModel>>(checker: C) -> C {
     checker.join()
 }
 
-fn summarize(checker: impl Checker<CheckModel>, started: Instant, limits: Limits) -> Outcome {
+fn summarize<C: Checkable>(
+    checker: impl Checker<CheckModel<C>>,
+    started: Instant,
+    limits: Limits,
+) -> Outcome {
     let seconds = started.elapsed().as_secs_f64();
     let mut verdicts = Vec::new();
     for property in Property::ALL {

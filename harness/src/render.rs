@@ -149,7 +149,17 @@ pub fn mermaid(trace: &Trace) -> String {
                 Observed::TimerFired { client, .. } | Observed::Notified { client, .. } => {
                     format!("Note over R{}: {}", client.0, mermaid_text(&o.to_string()))
                 }
-                Observed::ManagerDone { .. } => format!("Note over M: {}", mermaid_text(&o.to_string())),
+                Observed::WroteOther { rev } => format!("W->>E: put another resource (rev {rev})"),
+                Observed::Compacted { .. } => format!("Note over E: {}", mermaid_text(&o.to_string())),
+                Observed::ManagerDone { .. }
+                | Observed::LockTaken { .. }
+                | Observed::LockReleased { .. }
+                | Observed::WaitEntered { .. }
+                | Observed::WaitLeft { .. }
+                | Observed::ClusterUnreachable { .. }
+                | Observed::ClusterReachable { .. } => {
+                    format!("Note over M: {}", mermaid_text(&o.to_string()))
+                }
             };
             let _ = writeln!(out, "    {line}");
         }

@@ -7,6 +7,7 @@ use crate::types::{Object, Rev};
 
 /// The `resourceVersion` (and `resourceVersionMatch`) of a LIST (A2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ListRv {
     /// `rv=""`: a consistent (quorum) read from etcd.
     Consistent,
@@ -31,6 +32,7 @@ impl fmt::Display for ListRv {
 
 /// Where a WATCH starts (A3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum WatchFrom {
     /// `rv=""` or `rv="0"`: synthetic ADDED events for the current state, then changes.
     Now,
@@ -40,6 +42,7 @@ pub enum WatchFrom {
 
 /// A request a reflector sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Request {
     List { rv: ListRv },
     Watch { from: WatchFrom, timeout_secs: u32, bookmarks: bool },
@@ -67,6 +70,7 @@ impl fmt::Display for Request {
 
 /// An API error status, or a transport failure, as a client sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ApiError {
     /// 410 Gone, reason Expired (A2, A4).
     Expired,
@@ -97,6 +101,7 @@ impl fmt::Display for ApiError {
 
 /// A successful LIST.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ListResponse {
     /// The list's resourceVersion (A1: the read revision).
     pub rv: Rev,
@@ -105,6 +110,7 @@ pub struct ListResponse {
 
 /// One event on a watch stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum WatchEvent {
     Added(Object),
     Modified(Object),
@@ -141,6 +147,7 @@ impl fmt::Display for WatchEvent {
 
 /// How a watch stream ended without an error event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum WatchEnd {
     /// The server closed the stream cleanly: its timeout (A9), a cache relist (A5), or after an ERROR.
     Closed,
@@ -162,6 +169,7 @@ impl fmt::Display for WatchEnd {
 
 /// One message on a connection, server to client, in order.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Message {
     List(Result<ListResponse, ApiError>),
     /// The WATCH request failed before a stream opened (HTTP-level 429, 500, refused).

@@ -20,6 +20,7 @@ pub enum CacheOp {
 
 /// What a controller's handlers receive, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Notification {
     Add(Object),
     Update {
@@ -108,6 +109,13 @@ impl Cache {
             None => out.push(Notification::Add(new)),
             Some(old) => out.push(Notification::Update { old, new }),
         }
+    }
+}
+
+impl FromIterator<Object> for Cache {
+    /// A cache holding these objects, as a client under test reports its store.
+    fn from_iter<I: IntoIterator<Item = Object>>(iter: I) -> Self {
+        Cache { objects: iter.into_iter().map(|o| (o.key, o)).collect() }
     }
 }
 

@@ -12,6 +12,7 @@
 pub mod action;
 pub mod api;
 pub mod cache;
+pub mod client;
 pub mod config;
 pub mod flaw;
 pub mod guard;
@@ -28,6 +29,7 @@ pub mod watch_cache;
 pub use action::{Action, Fault};
 pub use api::{ApiError, ListResponse, ListRv, Message, Request, WatchEnd, WatchEvent, WatchFrom};
 pub use cache::{Cache, CacheOp, Notification};
+pub use client::{Client, Effect, Input, ModelClient};
 pub use config::{Config, FaultKind, FaultKinds, ManagerConfig, ProgressNotify};
 pub use flaw::{Component, Flaw, Flaws, UnknownFlaw};
 pub use observe::{ClientView, Observed};

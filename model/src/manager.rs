@@ -9,8 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::flaw::{Flaw, Flaws};
+use crate::types::Millis;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ClusterId(pub u8);
 
 impl fmt::Display for ClusterId {
@@ -21,6 +23,7 @@ impl fmt::Display for ClusterId {
 
 /// One request served by the manager.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RequestId(pub u8);
 
 impl fmt::Display for RequestId {
@@ -37,6 +40,7 @@ pub enum Informer {
 
 /// Which side of the manager's lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum LockMode {
     Read,
     Write,
@@ -132,10 +136,19 @@ impl Manager {
         }
     }
 
-    /// Whether a request is in a wait with no bound (C8's `WaitForCacheSync` without a stop channel).
-    pub fn waits_unbounded(&self, id: RequestId) -> bool {
-        matches!(self.request(id).map(|r| r.step), Some(Step::WaitSync { under_lock: true }))
+    /// The wait a request is in, if any: for which cluster's sync, and with which bound (`None`: C8's
+    /// `WaitForCacheSync` without a stop channel, which waits forever).
+    pub fn wait(&self, id: RequestId) -> Option<(ClusterId, Option<Millis>)> {
+        let r = self.request(id)?;
+        match r.step {
+            Step::WaitSync { under_lock: false } => Some((r.cluster, Some(Self::SYNC_WAIT_MS))),
+            Step::WaitSync { under_lock: true } => Some((r.cluster, None)),
+            _ => None,
+        }
     }
+
+    /// How long the correct manager waits for a cache to sync before the request times out.
+    pub const SYNC_WAIT_MS: Millis = 30_000;
 
     /// Whether `step(id)` would change anything.
     pub fn can_step(&self, id: RequestId) -> bool {

@@ -1,13 +1,14 @@
-//! The observation surface: everything a property may judge a reflector by. It is what the reflector
-//! did (requests, cancels) and what it showed (events received, the RV it claims, its cache contents,
-//! the notifications it emitted), never how it is built, so that a foreign reflector can be judged by
-//! the same code.
+//! The observation surface: everything a property may judge a client by. It is what the client did
+//! (requests, cancels, locks taken, waits entered with their bound) and what it showed (events received,
+//! the RV it claims, its cache contents, the notifications it emitted, its readiness), plus what the
+//! environment did to it and the store's writes, never how it is built, so that a foreign client can be
+//! judged by the same code.
 
 use std::fmt;
 
 use crate::api::{Message, Request};
 use crate::cache::{Cache, Notification};
-use crate::manager::{ClusterId, RequestId};
+use crate::manager::{ClusterId, LockMode, RequestId};
 use crate::reflector::Timer;
 use crate::server::IngestOutcome;
 use crate::types::{ClientId, Key, Millis, Rev, ServerId};
@@ -15,27 +16,94 @@ use crate::watch_cache::CacheEvent;
 
 /// One thing that happened in a step, in the order it happened.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Observed {
-    /// The store committed a write to the watched resource at `rev` (`None` for a delete's value).
-    Wrote { rev: Rev, key: Key, deleted: bool },
+    /// The store committed a write to the watched resource at `rev`.
+    Wrote {
+        rev: Rev,
+        key: Key,
+        deleted: bool,
+    },
+    /// The store committed a write to another resource: the revision moved to `rev`.
+    WroteOther {
+        rev: Rev,
+    },
+    /// The store was compacted at `rev` (E4).
+    Compacted {
+        rev: Rev,
+    },
     /// A server's watch cache took what etcd sent it.
-    Ingested { server: ServerId, outcome: IngestOutcome },
+    Ingested {
+        server: ServerId,
+        outcome: IngestOutcome,
+    },
     /// A client sent a request.
-    Sent { client: ClientId, request: Request },
+    Sent {
+        client: ClientId,
+        request: Request,
+    },
     /// A client's request reached a server.
-    Routed { client: ClientId, server: ServerId },
+    Routed {
+        client: ClientId,
+        server: ServerId,
+    },
     /// A client received a message (a LIST result, a refusal, a watch event or the end of a stream).
-    Received { client: ClientId, message: Message },
+    Received {
+        client: ClientId,
+        message: Message,
+    },
     /// A client closed its connection itself.
-    Cancelled { client: ClientId },
+    Cancelled {
+        client: ClientId,
+    },
     /// A client's connection broke under it.
-    Broken { client: ClientId },
-    /// A client's timer fired, `after_ms` after the step that armed it.
-    TimerFired { client: ClientId, timer: Timer, after_ms: Millis },
+    Broken {
+        client: ClientId,
+    },
+    /// A client's timer fired, `after_ms` after the client's previous step: the only way time passes
+    /// for a client.
+    TimerFired {
+        client: ClientId,
+        timer: Timer,
+        after_ms: Millis,
+    },
     /// A client's cache notified its handlers.
-    Notified { client: ClientId, notification: Notification },
+    Notified {
+        client: ClientId,
+        notification: Notification,
+    },
     /// A client-manager request finished.
-    ManagerDone { request: RequestId, cluster: ClusterId, served: bool },
+    ManagerDone {
+        request: RequestId,
+        cluster: ClusterId,
+        served: bool,
+    },
+    /// A client-manager request took the manager's lock.
+    LockTaken {
+        request: RequestId,
+        mode: LockMode,
+    },
+    LockReleased {
+        request: RequestId,
+        mode: LockMode,
+    },
+    /// A client-manager request began to wait for a cluster's cache to sync, for at most `bound_ms`
+    /// (`None`: no bound).
+    WaitEntered {
+        request: RequestId,
+        cluster: ClusterId,
+        bound_ms: Option<Millis>,
+    },
+    WaitLeft {
+        request: RequestId,
+    },
+    /// A cluster became unreachable, or reachable again.
+    ClusterUnreachable {
+        cluster: ClusterId,
+    },
+    ClusterReachable {
+        cluster: ClusterId,
+    },
 }
 
 impl fmt::Display for Observed {
@@ -43,6 +111,8 @@ impl fmt::Display for Observed {
         match self {
             Observed::Wrote { rev, key, deleted: false } => write!(f, "etcd: put {key} at {rev}"),
             Observed::Wrote { rev, key, deleted: true } => write!(f, "etcd: delete {key} at {rev}"),
+            Observed::WroteOther { rev } => write!(f, "etcd: put another resource at {rev}"),
+            Observed::Compacted { rev } => write!(f, "etcd: compacted at {rev}"),
             Observed::Ingested { server, outcome } => match outcome {
                 IngestOutcome::Event(CacheEvent { rv, event }) => {
                     write!(f, "{server}: cache at {rv}: {event}")
@@ -66,6 +136,17 @@ impl fmt::Display for Observed {
                 let how = if *served { "served" } else { "timed out" };
                 write!(f, "{request} for {cluster}: {how}")
             }
+            Observed::LockTaken { request, mode } => write!(f, "{request}: takes the {mode:?} lock"),
+            Observed::LockReleased { request, mode } => write!(f, "{request}: releases the {mode:?} lock"),
+            Observed::WaitEntered { request, cluster, bound_ms: Some(ms) } => {
+                write!(f, "{request}: waits for {cluster} to sync, at most {ms} ms")
+            }
+            Observed::WaitEntered { request, cluster, bound_ms: None } => {
+                write!(f, "{request}: waits for {cluster} to sync, with no bound")
+            }
+            Observed::WaitLeft { request } => write!(f, "{request}: stops waiting"),
+            Observed::ClusterUnreachable { cluster } => write!(f, "{cluster}: unreachable"),
+            Observed::ClusterReachable { cluster } => write!(f, "{cluster}: reachable again"),
         }
     }
 }

@@ -74,6 +74,7 @@ pub enum Phase {
 
 /// A timer the reflector can arm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Timer {
     /// `spin-on-close`'s busy loop: reads again at once.
     Spin,
@@ -121,6 +122,9 @@ pub struct Reflector {
     rv_unavailable: bool,
     backoff_step: u8,
     armed: u8,
+    /// How long ago the armed timers were armed: the duration of the last one of them that fired. All
+    /// timers armed at once are armed in the same step, so this is the reflector's time since then.
+    fired_ms: Millis,
     outputs: VecDeque<Output>,
     config: ReflectorConfig,
     flaws: Flaws,
@@ -135,6 +139,7 @@ impl Reflector {
             rv_unavailable: false,
             backoff_step: 0,
             armed: 0,
+            fired_ms: 0,
             outputs: VecDeque::new(),
             config,
             flaws,
@@ -159,17 +164,17 @@ impl Reflector {
         self.outputs.pop_front()
     }
 
-    /// Armed timers with their durations, shortest first.
+    /// Armed timers with their durations counted from the step that armed them.
     pub fn timers(&self) -> impl Iterator<Item = (Timer, Millis)> + '_ {
         Timer::ALL.into_iter().filter(|t| self.armed & t.bit() != 0).map(|t| (t, self.duration(t)))
     }
 
-    /// The timer that fires next, if any.
+    /// The timer that fires next, if any, and how long from now (the reflector's last step) it fires.
     pub fn next_timer(&self) -> Option<(Timer, Millis)> {
         if self.armed == 0 {
             return None;
         }
-        self.timers().min_by_key(|(t, d)| (*d, *t))
+        self.timers().min_by_key(|(t, d)| (*d, *t)).map(|(t, d)| (t, d.saturating_sub(self.fired_ms)))
     }
 
     /// Whether any timer is armed.
@@ -193,12 +198,18 @@ impl Reflector {
     }
 
     fn arm(&mut self, timer: Timer) {
+        if self.armed == 0 {
+            self.fired_ms = 0;
+        }
         self.armed |= timer.bit();
         self.outputs.push_back(Output::Arm(timer));
     }
 
     fn disarm(&mut self, timer: Timer) {
         self.armed &= !timer.bit();
+        if self.armed == 0 {
+            self.fired_ms = 0;
+        }
     }
 
     /// C1: begin `ListAndWatch` with the first LIST, at `rv="0"` (C2).
@@ -346,7 +357,11 @@ impl Reflector {
         if self.armed & timer.bit() == 0 {
             return;
         }
+        let fired_ms = self.duration(timer);
         self.disarm(timer);
+        if self.armed != 0 {
+            self.fired_ms = fired_ms;
+        }
         match timer {
             Timer::Spin => self.arm(Timer::Spin),
             Timer::Backoff => {

@@ -27,6 +27,7 @@ pub struct ClientWatch {
 
 /// What ingesting from etcd did, for the trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum IngestOutcome {
     Event(CacheEvent),
     /// A7's guard fired (or E5 cancelled the etcd watch): the cache relisted from etcd.

@@ -298,8 +298,8 @@ impl Store {
         self.history.iter().find(|e| e.rev > rev && e.prefix == Prefix::Watched).map(|e| e.rev)
     }
 
-    /// Start (or restart) watch `id` on the watched prefix from `from`, inclusive (E5). A start below the
-    /// compacted revision is refused with `Compacted`.
+    /// Start (or restart) watch `id` on the watched prefix from `from`, inclusive (E5): a start in the
+    /// future gets nothing before `from`. A start below the compacted revision is refused with `Compacted`.
     pub fn watch(&mut self, id: WatcherId, from: Rev) -> Result<(), ReadError> {
         self.watches.remove(&id);
         if from < self.compacted {
@@ -325,7 +325,8 @@ impl Store {
         let Some(w) = self.watches.get(&id) else { return };
         let (prefix, mut room) = (w.prefix, cap.saturating_sub(w.pending.len()));
         let mut pulled = Vec::new();
-        let mut next_rev = self.rev.next();
+        // E5: a watch from a future revision S waits at S (etcd: `minRev = max(current + 1, S)`).
+        let mut next_rev = w.next_rev.max(self.rev.next());
         for e in self.history.iter().filter(|e| e.rev >= w.next_rev) {
             if e.prefix != prefix || self.compacted_away(e) {
                 continue;

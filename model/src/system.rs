@@ -1,28 +1,23 @@
-//! The whole system as one value: the etcd store, the API servers, the network, the reflectors with
-//! their caches, the client manager, and the budgets that bound the environment.
+//! The whole system as one value: the etcd store, the API servers, the network, the clients under test
+//! (by default the model reflector with its cache), the client manager, and the budgets that bound the
+//! environment.
 //!
 //! [`System::actions`] lists the enabled steps in a fixed order; [`System::apply`] takes one and
 //! returns what was observed. Nothing here decides protocol behaviour: each step calls the component
-//! that owns the rule and routes what it sends.
+//! that owns the rule and routes what it sends. The clients are behind [`Client`], so a test can plant
+//! a bug by wrapping the model reflector, and a foreign client can stand in its place.
 
 use crate::action::{Action, Fault};
 use crate::api::{ApiError, Message, Request};
-use crate::cache::Cache;
+use crate::client::{Client, Effect, Input, ModelClient};
 use crate::config::{Config, FaultKind};
 use crate::manager::{Manager, Outcome, RequestId, Step};
 use crate::network::Network;
 use crate::observe::{ClientView, Observed};
-use crate::reflector::{Output, Reflector};
+use crate::reflector::Reflector;
 use crate::server::{ApiServer, Outbox};
 use crate::store::{Prefix, Store};
 use crate::types::{ClientId, Key, Rev, ServerId};
-
-/// One reflector and the cache it feeds.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Client {
-    pub reflector: Reflector,
-    pub cache: Cache,
-}
 
 /// What is left of the environment's budgets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,34 +41,42 @@ impl std::fmt::Display for NotEnabled {
 impl std::error::Error for NotEnabled {}
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct System {
+pub struct System<C = ModelClient> {
     config: Config,
     store: Store,
     servers: Vec<ApiServer>,
     network: Network,
-    clients: Vec<Client>,
+    clients: Vec<C>,
     manager: Option<Manager>,
     budget: Budget,
 }
 
-impl System {
-    /// The initial state: servers with fresh caches, every reflector's first LIST sent.
+impl System<ModelClient> {
+    /// The initial state with the model reflector as every client: servers with fresh caches, every
+    /// reflector's first LIST sent.
     pub fn new(config: Config) -> Self {
         Self::start(config).0
     }
 
     /// [`Self::new`], with what was observed while starting (every reflector's first request).
     pub fn start(config: Config) -> (Self, Vec<Observed>) {
+        Self::start_with(config, |_| ModelClient::new(config.reflector, config.flaws))
+    }
+
+    /// The model reflector of a client: for drivers and traces, not for properties (see [`Self::view`]).
+    pub fn reflector(&self, client: ClientId) -> &Reflector {
+        &self.clients[usize::from(client.0)].reflector
+    }
+}
+
+impl<C: Client> System<C> {
+    /// The initial state with `config.reflectors` clients made by `make`, each started.
+    pub fn start_with(config: Config, make: impl FnMut(ClientId) -> C) -> (Self, Vec<Observed>) {
         let mut store = Store::new(config.tombstones, config.etcd_watch_buffer);
         let servers = (0..config.servers.max(1))
             .map(|i| ApiServer::start(ServerId(i), &mut store, config.cache_window, config.flaws))
             .collect();
-        let clients = (0..config.reflectors)
-            .map(|_| Client {
-                reflector: Reflector::new(config.reflector, config.flaws),
-                cache: Cache::default(),
-            })
-            .collect();
+        let clients = (0..config.reflectors).map(ClientId).map(make).collect();
         let manager = config.manager.map(|m| Manager::new(m.clusters, m.requests, config.flaws));
         let budget = Budget {
             writes: config.writes,
@@ -85,7 +88,7 @@ impl System {
             System { config, store, servers, network: Network::default(), clients, manager, budget };
         let mut seen = Vec::new();
         for i in 0..system.clients.len() {
-            system.clients[i].reflector.start();
+            system.clients[i].start();
             system.drain(ClientId(i as u8), &mut seen);
         }
         (system, seen)
@@ -133,9 +136,9 @@ impl System {
         (0..self.clients.len() as u8).map(ClientId)
     }
 
-    /// The model reflector of a client: for drivers and traces, not for properties (see [`Self::view`]).
-    pub fn reflector(&self, client: ClientId) -> &Reflector {
-        &self.clients[usize::from(client.0)].reflector
+    /// A client under test: for drivers, not for properties (see [`Self::view`]).
+    pub fn client(&self, client: ClientId) -> &C {
+        &self.clients[usize::from(client.0)]
     }
 
     /// What a client shows (the observation surface).
@@ -149,13 +152,13 @@ impl System {
                 && conn.server.is_some_and(|s| self.servers[usize::from(s.0)].watches().contains_key(&client))
         });
         ClientView {
-            resource_version: c.reflector.resource_version(),
-            synced: c.reflector.has_synced(),
+            resource_version: c.resource_version(),
+            synced: c.has_synced(),
             between_events,
             watch_at_rest,
             connected: conn.is_some(),
-            scheduled: c.reflector.has_timer(),
-            cache: &c.cache,
+            scheduled: c.has_timer(),
+            cache: c.cache(),
         }
     }
 
@@ -256,7 +259,7 @@ impl System {
             }
         }
         for client in self.client_ids() {
-            if self.reflector(client).has_timer() {
+            if self.client(client).has_timer() {
                 out.push(Action::FireTimer(client));
             }
         }
@@ -329,11 +332,14 @@ impl System {
             }
             Action::WriteOther => {
                 self.budget.foreign_writes = self.budget.foreign_writes.saturating_sub(1);
-                self.store.put(Prefix::Other, Key(0));
+                let kv = self.store.put(Prefix::Other, Key(0));
+                seen.push(Observed::WroteOther { rev: kv.mod_rev });
             }
             Action::Compact(rev) => {
                 self.budget.compactions = self.budget.compactions.saturating_sub(1);
-                let _ = self.store.compact(rev);
+                if self.store.compact(rev).is_ok() {
+                    seen.push(Observed::Compacted { rev });
+                }
             }
             Action::Ingest(s) => {
                 let (outcome, out) = self.servers[usize::from(s.0)].ingest(&mut self.store);
@@ -373,10 +379,10 @@ impl System {
                 }
             }
             Action::FireTimer(client) => {
-                let r = &mut self.clients[usize::from(client.0)].reflector;
-                if let Some((timer, after_ms)) = r.next_timer() {
-                    r.handle_timeout(timer);
+                let c = &mut self.clients[usize::from(client.0)];
+                if let Some((timer, after_ms)) = c.next_timer() {
                     seen.push(Observed::TimerFired { client, timer, after_ms });
+                    c.handle(Input::Timer(timer));
                     self.drain(client, &mut seen);
                 }
             }
@@ -385,12 +391,7 @@ impl System {
                 self.fault(fault, &mut seen);
             }
             Action::ManagerStep(id) => self.manager_step(id, &mut seen),
-            Action::ManagerTimeout(id) => {
-                if let Some(m) = &mut self.manager {
-                    m.time_out(id);
-                }
-                self.manager_done(id, &mut seen);
-            }
+            Action::ManagerTimeout(id) => self.manager_change(id, &mut seen, Manager::time_out),
             Action::ClusterSync(cluster) => {
                 if let Some(m) = &mut self.manager {
                     m.sync(cluster);
@@ -399,6 +400,7 @@ impl System {
             Action::ResumeCluster(cluster) => {
                 if let Some(m) = &mut self.manager {
                     m.resume(cluster);
+                    seen.push(Observed::ClusterReachable { cluster });
                 }
             }
             Action::Heal => self.budget.faults = 0,
@@ -407,15 +409,40 @@ impl System {
     }
 
     fn manager_step(&mut self, id: RequestId, seen: &mut Vec<Observed>) {
-        if let Some(m) = &mut self.manager {
-            m.step(id);
-        }
-        self.manager_done(id, seen);
+        self.manager_change(id, seen, Manager::step);
     }
 
-    fn manager_done(&self, id: RequestId, seen: &mut Vec<Observed>) {
-        let Some(r) = self.manager.as_ref().and_then(|m| m.request(id)) else { return };
-        if let Step::Done(outcome) = r.step {
+    /// Change one manager request and say what a lock and wait tracer would see of it: the locks it
+    /// took or released, the waits it entered (with their bound) or left, and how it ended.
+    fn manager_change(
+        &mut self,
+        id: RequestId,
+        seen: &mut Vec<Observed>,
+        change: fn(&mut Manager, RequestId),
+    ) {
+        let Some(m) = &mut self.manager else { return };
+        let (held, wait) = (m.held(id), m.wait(id));
+        let was_done = m.request(id).is_some_and(|r| matches!(r.step, Step::Done(_)));
+        change(m, id);
+        let (now_held, now_wait) = (m.held(id), m.wait(id));
+        if held != now_held {
+            if let Some(mode) = held {
+                seen.push(Observed::LockReleased { request: id, mode });
+            }
+            if let Some(mode) = now_held {
+                seen.push(Observed::LockTaken { request: id, mode });
+            }
+        }
+        if wait != now_wait {
+            if wait.is_some() {
+                seen.push(Observed::WaitLeft { request: id });
+            }
+            if let Some((cluster, bound_ms)) = now_wait {
+                seen.push(Observed::WaitEntered { request: id, cluster, bound_ms });
+            }
+        }
+        let Some(r) = m.request(id) else { return };
+        if let (false, Step::Done(outcome)) = (was_done, r.step) {
             seen.push(Observed::ManagerDone {
                 request: id,
                 cluster: r.cluster,
@@ -472,6 +499,7 @@ impl System {
             Fault::PauseCluster(cluster) => {
                 if let Some(m) = &mut self.manager {
                     m.pause(cluster);
+                    seen.push(Observed::ClusterUnreachable { cluster });
                 }
             }
         }
@@ -484,38 +512,27 @@ impl System {
             self.servers[usize::from(s.0)].forget(client);
         }
         seen.push(Observed::Broken { client });
-        let r = &mut self.clients[usize::from(client.0)].reflector;
-        if conn.request.is_list() {
-            r.handle_list_result(Err(ApiError::Disconnected));
-        } else {
-            r.handle_watch_ended(crate::api::WatchEnd::Disconnected);
-        }
+        self.clients[usize::from(client.0)].handle(Input::Broken);
         self.drain(client, seen);
     }
 
-    /// Hand a message to a client's reflector.
+    /// Hand a message to a client.
     fn receive(&mut self, client: ClientId, message: Message, seen: &mut Vec<Observed>) {
         seen.push(Observed::Received { client, message: message.clone() });
-        let r = &mut self.clients[usize::from(client.0)].reflector;
-        match message {
-            Message::List(result) => r.handle_list_result(result),
-            Message::WatchRefused(error) => r.handle_watch_refused(error),
-            Message::Event(event) => r.handle_watch_event(event),
-            Message::End(end) => r.handle_watch_ended(end),
-        }
+        self.clients[usize::from(client.0)].handle(Input::Message(message));
         self.drain(client, seen);
     }
 
-    /// Carry out everything a reflector asked for.
+    /// Carry out everything a client asked for.
     fn drain(&mut self, client: ClientId, seen: &mut Vec<Observed>) {
         let i = usize::from(client.0);
-        while let Some(output) = self.clients[i].reflector.poll_output() {
-            match output {
-                Output::Send(request) => {
+        while let Some(effect) = self.clients[i].poll_effect() {
+            match effect {
+                Effect::Send(request) => {
                     seen.push(Observed::Sent { client, request });
                     self.network.open(client, request);
                 }
-                Output::Cancel => {
+                Effect::Cancel => {
                     if let Some(conn) = self.network.close(client) {
                         if let Some(s) = conn.server {
                             self.servers[usize::from(s.0)].forget(client);
@@ -523,15 +540,7 @@ impl System {
                         seen.push(Observed::Cancelled { client });
                     }
                 }
-                // The model's scheduler fires armed timers as actions (FireTimer).
-                Output::Arm(_) => {}
-                Output::Cache(op) => {
-                    let mut notes = Vec::new();
-                    self.clients[i].cache.apply(&op, self.config.flaws, &mut notes);
-                    seen.extend(
-                        notes.into_iter().map(|notification| Observed::Notified { client, notification }),
-                    );
-                }
+                Effect::Notify(notification) => seen.push(Observed::Notified { client, notification }),
             }
         }
     }

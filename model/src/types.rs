@@ -6,6 +6,7 @@ use std::fmt;
 
 /// An etcd revision, which is also a Kubernetes resourceVersion (A1). `Rev(0)` means "none yet".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Rev(pub u32);
 
 impl Rev {
@@ -27,6 +28,7 @@ impl fmt::Display for Rev {
 ///
 /// Every modelled object lives in the namespace `default`; the key alone stands for namespace/name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Key(pub u8);
 
 impl fmt::Display for Key {
@@ -45,6 +47,7 @@ impl fmt::Display for Key {
 /// Upstream mints a random UUID; the model uses the incarnation's `create_rev`, which is unique per
 /// incarnation and deterministic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Uid(pub Rev);
 
 impl fmt::Display for Uid {
@@ -58,6 +61,7 @@ impl fmt::Display for Uid {
 /// `version` stands for the content: every update bumps it (E2), so two objects with the same key, UID and
 /// version have the same content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Object {
     pub key: Key,
     pub uid: Uid,
@@ -74,6 +78,7 @@ impl fmt::Display for Object {
 
 /// One API server of the HA set (A10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ServerId(pub u8);
 
 impl fmt::Display for ServerId {
@@ -84,6 +89,7 @@ impl fmt::Display for ServerId {
 
 /// One reflector (a client of the API servers) with its own cache and connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ClientId(pub u8);
 
 impl fmt::Display for ClientId {

@@ -10,6 +10,7 @@ use crate::types::{Key, Object, Rev};
 
 /// An event as the cache keeps it: its true revision (used to serve watches) and what clients get.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct CacheEvent {
     pub rv: Rev,
     pub event: WatchEvent,

@@ -223,7 +223,7 @@ fn c8_has_synced_after_one_full_list_and_the_manager_waits_outside_its_lock_with
     }
     assert_eq!(m.request(id).unwrap().step, Step::WaitSync { under_lock: false });
     assert_eq!(m.held(id), None);
-    assert!(!m.waits_unbounded(id));
+    assert_eq!(m.wait(id), Some((ClusterId(0), Some(Manager::SYNC_WAIT_MS))), "bounded, outside the lock");
     m.time_out(id);
     assert_eq!(m.request(id).unwrap().step, Step::Done(Outcome::TimedOut));
 }

@@ -105,6 +105,22 @@ fn e5_watch_start_is_inclusive_and_refused_below_compaction() {
 }
 
 #[test]
+fn e5_a_watch_from_a_future_revision_starts_exactly_there() {
+    for buffer in [None, Some(1)] {
+        let mut s = Store::new(TombstonePolicy::DropAtCompaction, buffer);
+        s.put(Prefix::Watched, A);
+        s.watch(0, Rev(4)).unwrap();
+        s.put(Prefix::Watched, A); // rev 2: before the start
+        s.put(Prefix::Watched, B); // rev 3: before the start
+        assert!(!s.watch_ready(0), "nothing below the start revision is sent (buffer {buffer:?})");
+        s.put(Prefix::Watched, B); // rev 4: the start, inclusive
+        let e = event(s.send_next(0));
+        assert_eq!((e.rev, e.key), (Rev(4), B), "buffer {buffer:?}");
+        assert_eq!(s.send_next(0), None);
+    }
+}
+
+#[test]
 fn e5_slow_watcher_that_falls_below_compaction_is_cancelled() {
     let mut s = Store::new(TombstonePolicy::DropAtCompaction, Some(1));
     s.watch(0, Rev(1)).unwrap();

@@ -1,23 +1,37 @@
-//! A monitor of each reflector's history: the few facts a step-by-step judgement needs (the RV it
-//! claimed, the watch stream it is reading, what it owes after a clean end), folded from what was
-//! observed. Its first violation is kept, so that a checker sees it as part of the state.
+//! A monitor of each client's history: the few facts a step-by-step judgement needs (the RV it
+//! claimed, the watch stream it is reading, what it owes after an ending or a failure, the handlers'
+//! view of its cache, how long it has been stale), and the client manager's locks and waits, folded
+//! from what was observed. Its first violation is kept, so that a checker sees it as part of the state.
 //!
-//! It reads only the observation surface: `Observed` events, client views, the store's ground truth.
+//! It reads only [`Observed`] events and [`Observations`]: never a component's internals.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
+use listwatch_model::manager::{ClusterId, LockMode, RequestId};
 use listwatch_model::{
-    ApiError, ClientId, Message, Notification, Observed, Request, Rev, System, Timer, Uid, WatchEvent,
-    WatchFrom,
+    ApiError, ClientId, ListRv, Message, Millis, Notification, Object, Observed, Request, Rev, Uid,
+    WatchEvent, WatchFrom,
 };
 
+use crate::observations::{Observations, Truth};
 use crate::property::{Property, Violation};
 use crate::truth::cache_equals_truth;
 
 /// Steps in a row that take no time and make no progress before it is a busy loop.
 pub const BUSY_STEPS_MAX: u8 = 8;
-/// Requests a reflector may make, once the environment is quiet, before it must be at rest.
+/// Requests a client may make, once the environment is quiet, before it must be at rest.
 pub const QUIET_REQUESTS_MAX: u8 = 3;
+/// C1: the shortest backoff after a failure (client-go's initial 800 ms).
+pub const BACKOFF_FLOOR_MS: Millis = 800;
+/// C1: requests a client may send without its RV moving and without the backoff floor of time passing.
+/// The correct reflector needs at most four: a LIST that gets 410, its consistent retry, a WATCH, and a
+/// re-watch after that watch broke having made progress.
+pub const REQUESTS_WITHOUT_PROGRESS_MAX: u8 = 4;
+/// C5: a watch that ends sooner than this with no event is an error ("very short watch").
+pub const SHORT_WATCH_MS: Millis = 1_000;
+/// How long, in model time, a client may stay stale once the environment is quiet: the longest
+/// client-side watch timeout (10 min, C3), the longest backoff (30 s, C1) and a minute to spare.
+pub const STALE_MS_MAX: Millis = 11 * 60 * 1_000;
 
 /// The watch stream a client is reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -26,10 +40,59 @@ pub struct Stream {
     pub last: Rev,
 }
 
+/// The request a client has outstanding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Outstanding {
-    List,
+    List { rv: ListRv },
     Watch,
+}
+
+/// How a watch ended that obliges the next request to be a re-watch (the table of
+/// [`Property::NoNeedlessRelist`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ending {
+    /// The server closed the stream cleanly (its timeout, a cache relist) after progress.
+    Closed,
+    /// The client closed it itself (its own timeout), with no error.
+    ClientClosed,
+    /// The connection broke after progress.
+    Broke,
+    /// 429 or a refused connection, before or after the stream opened.
+    Throttled(ApiError),
+}
+
+impl Ending {
+    fn describe(self) -> String {
+        match self {
+            Ending::Closed => "its watch was closed cleanly".into(),
+            Ending::ClientClosed => "it closed its own watch (client-side timeout)".into(),
+            Ending::Broke => "its watch broke after making progress".into(),
+            Ending::Throttled(e) => format!("its watch got {e}"),
+        }
+    }
+}
+
+/// A failure after which C1 asks for a backoff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Failure {
+    ListFailed(ApiError),
+    ListBroke,
+    WatchRefused(ApiError),
+    ErrorEvent(ApiError),
+    /// C5: a watch that ended or broke within a second with no event.
+    ShortWatch,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::ListFailed(e) => write!(f, "its LIST failed with {e}"),
+            Failure::ListBroke => write!(f, "its LIST broke"),
+            Failure::WatchRefused(e) => write!(f, "its WATCH was refused with {e}"),
+            Failure::ErrorEvent(e) => write!(f, "an ERROR event ({e})"),
+            Failure::ShortWatch => write!(f, "its watch ended within a second with no event"),
+        }
+    }
 }
 
 /// What the monitor remembers of one client.
@@ -40,54 +103,91 @@ pub struct ClientMonitor {
     pub deleted: BTreeSet<Uid>,
     pub stream: Option<Stream>,
     pub outstanding: Option<Outstanding>,
-    /// The current watch delivered an event or lasted past the short-watch threshold.
+    /// The current watch delivered an event or lasted past [`SHORT_WATCH_MS`].
     pub watch_progress: bool,
-    /// A clean end (or client timeout) of a watch with progress: the next request must be a WATCH.
-    pub owe_rewatch: bool,
-    /// The outstanding WATCH resumes after a clean end.
+    /// Model time since the current WATCH was sent, counted up to [`SHORT_WATCH_MS`].
+    pub watch_ms: Millis,
+    /// The ending the next request must answer with a re-watch.
+    pub owe_rewatch: Option<Ending>,
+    /// The outstanding WATCH resumes after such an ending.
     pub resumed: bool,
     pub last_error: Option<ApiError>,
+    /// C1: a failure was seen and the floor has not passed since: the next request must wait.
+    pub owe_backoff: Option<Failure>,
+    /// Model time since that failure, counted up to the floor.
+    pub since_failure_ms: Millis,
+    /// C2: the one consistent LIST allowed at once after a LIST got 410 or too large.
+    pub may_retry_consistent: bool,
+    /// The outstanding request was sent after a backoff was waited out.
+    pub backed_off: bool,
+    /// Requests since the RV last moved or the floor of time last passed.
+    pub requests_without_progress: u8,
+    /// Model time towards the next reset of that count.
+    pub rate_ms: Millis,
     pub busy_steps: u8,
     /// The last request got an answer (a server saw it): only answered requests count against the
     /// quiet bound, so that a schedule that never routes anything proves nothing.
     pub answered: bool,
     pub quiet_requests: u8,
+    /// The cache as the handlers were told it, key by key.
+    pub notified: BTreeMap<listwatch_model::Key, Object>,
+    /// A relist has notified a delete the watch never delivered.
+    pub relist_deleted: bool,
+    /// After the last step the environment was quiet and settled and the cache differed from the store.
+    pub stale: bool,
+    /// Model time spent stale that way, counted up to past [`STALE_MS_MAX`].
+    pub stale_ms: Millis,
+    /// The last step ended a stale spell.
+    pub recovered: bool,
+}
+
+/// What the monitor remembers of the client manager.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ManagerMonitor {
+    pub held: BTreeMap<RequestId, LockMode>,
+    pub waiting: BTreeMap<RequestId, (ClusterId, Option<Millis>)>,
+    pub unreachable: BTreeSet<ClusterId>,
+    /// A request was served while a cluster was unreachable.
+    pub served_while_unreachable: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Monitor {
     pub clients: Vec<ClientMonitor>,
+    pub manager: ManagerMonitor,
     pub violation: Option<Violation>,
 }
 
 impl Monitor {
     /// A monitor of a system just started, given what starting it observed.
-    pub fn new(sys: &System, seen: &[Observed]) -> Self {
+    pub fn new(obs: &impl Observations, seen: &[Observed]) -> Self {
         let mut m = Monitor {
-            clients: sys.client_ids().map(|_| ClientMonitor::default()).collect(),
+            clients: obs.client_ids().map(|_| ClientMonitor::default()).collect(),
+            manager: ManagerMonitor::default(),
             violation: None,
         };
-        m.observe(sys, seen);
+        m.observe(obs, seen);
         m
     }
 
-    fn fail(&mut self, property: Property, client: ClientId, detail: String) {
+    fn fail(&mut self, property: Property, client: Option<ClientId>, detail: String) {
         if self.violation.is_none() {
-            self.violation = Some(Violation { property, client: Some(client), detail });
+            self.violation = Some(Violation { property, client, detail });
         }
     }
 
-    /// Fold one step's observations; `sys` is the state after the step.
-    pub fn observe(&mut self, sys: &System, seen: &[Observed]) {
+    /// Fold one step's observations; `obs` shows the state after the step.
+    pub fn observe(&mut self, obs: &impl Observations, seen: &[Observed]) {
         for o in seen {
-            self.observe_one(sys, o);
+            self.observe_one(obs, o);
         }
-        for client in sys.client_ids() {
-            self.after_step(sys, client);
+        for client in obs.client_ids() {
+            self.after_step(obs, client);
         }
+        self.manager_after_step();
     }
 
-    fn observe_one(&mut self, sys: &System, o: &Observed) {
+    fn observe_one(&mut self, obs: &impl Observations, o: &Observed) {
         let client = match o {
             Observed::Sent { client, .. }
             | Observed::Received { client, .. }
@@ -95,84 +195,100 @@ impl Monitor {
             | Observed::Broken { client }
             | Observed::TimerFired { client, .. }
             | Observed::Notified { client, .. } => *client,
-            Observed::Wrote { .. }
-            | Observed::Ingested { .. }
-            | Observed::Routed { .. }
-            | Observed::ManagerDone { .. } => return,
+            _ => return self.observe_manager(o),
         };
         let i = usize::from(client.0);
         match o {
-            Observed::Sent { request, .. } => self.sent(sys, client, request),
+            Observed::Sent { request, .. } => self.sent(obs, client, request),
             Observed::Received { message, .. } => {
                 self.clients[i].busy_steps = 0;
                 self.clients[i].answered = true;
-                self.received(sys, client, message);
+                self.received(obs, client, message);
             }
             Observed::Cancelled { .. } => {
                 let c = &mut self.clients[i];
+                if c.outstanding == Some(Outstanding::Watch) {
+                    c.owe_rewatch = Some(Ending::ClientClosed);
+                }
                 c.stream = None;
                 c.outstanding = None;
             }
             Observed::Broken { .. } => {
                 let c = &mut self.clients[i];
-                if c.outstanding == Some(Outstanding::Watch) {
-                    c.owe_rewatch = c.watch_progress;
+                match c.outstanding {
+                    Some(Outstanding::Watch) if c.watch_progress => c.owe_rewatch = Some(Ending::Broke),
+                    Some(Outstanding::Watch) => c.failed(Failure::ShortWatch),
+                    Some(Outstanding::List { .. }) => c.failed(Failure::ListBroke),
+                    None => {}
                 }
                 c.stream = None;
                 c.outstanding = None;
             }
-            Observed::TimerFired { timer, after_ms, .. } => {
-                let c = &mut self.clients[i];
-                c.busy_steps = if *after_ms == 0 { c.busy_steps.saturating_add(1) } else { 0 };
-                match timer {
-                    Timer::WatchAged => c.watch_progress = true,
-                    Timer::WatchTimeout => c.owe_rewatch = true,
-                    _ => {}
-                }
-                let busy = c.busy_steps;
-                if busy > BUSY_STEPS_MAX {
-                    let detail = format!("{busy} zero-delay steps in a row without a request or event");
-                    self.fail(Property::NoBusyLoop, client, detail);
-                }
-            }
-            Observed::Notified { notification, .. } => match notification {
-                Notification::Delete(obj) | Notification::DeletedFinalStateUnknown(obj) => {
-                    self.clients[i].deleted.insert(obj.uid);
-                }
-                Notification::Add(obj) | Notification::Update { new: obj, .. } => {
-                    if self.clients[i].deleted.contains(&obj.uid) {
-                        let detail = format!("{obj} was deleted from the cache and is back");
-                        self.fail(Property::NoResurrectedDelete, client, detail);
-                    }
-                }
-            },
-            Observed::Wrote { .. }
-            | Observed::Ingested { .. }
-            | Observed::Routed { .. }
-            | Observed::ManagerDone { .. } => {}
+            Observed::TimerFired { after_ms, .. } => self.time_passed(client, *after_ms),
+            Observed::Notified { notification, .. } => self.notified(client, notification),
+            _ => {}
         }
     }
 
-    fn sent(&mut self, sys: &System, client: ClientId, request: &Request) {
+    /// Time passes for a client only when one of its timers fires.
+    fn time_passed(&mut self, client: ClientId, after_ms: Millis) {
+        let c = &mut self.clients[usize::from(client.0)];
+        c.busy_steps = if after_ms == 0 { c.busy_steps.saturating_add(1) } else { 0 };
+        if c.busy_steps > BUSY_STEPS_MAX {
+            let detail = format!("{} zero-delay steps in a row without a request or event", c.busy_steps);
+            self.fail(Property::NoBusyLoop, Some(client), detail);
+            return;
+        }
+        let c = &mut self.clients[usize::from(client.0)];
+        if c.outstanding == Some(Outstanding::Watch) {
+            c.watch_ms = (c.watch_ms + after_ms).min(SHORT_WATCH_MS);
+            c.watch_progress |= c.watch_ms >= SHORT_WATCH_MS;
+        }
+        if c.owe_backoff.is_some() {
+            c.since_failure_ms = (c.since_failure_ms + after_ms).min(BACKOFF_FLOOR_MS);
+            if c.since_failure_ms >= BACKOFF_FLOOR_MS {
+                c.owe_backoff = None;
+                c.backed_off = true;
+            }
+        }
+        c.rate_ms = (c.rate_ms + after_ms).min(BACKOFF_FLOOR_MS);
+        if c.rate_ms >= BACKOFF_FLOOR_MS {
+            c.rate_ms = 0;
+            c.requests_without_progress = 0;
+        }
+        if c.stale {
+            c.stale_ms = (c.stale_ms + after_ms).min(STALE_MS_MAX + 1);
+            if c.stale_ms > STALE_MS_MAX {
+                let detail = format!(
+                    "stale for more than {} s of model time since the environment went quiet",
+                    STALE_MS_MAX / 1000
+                );
+                self.fail(Property::StaleBounded, Some(client), detail);
+            }
+        }
+    }
+
+    fn sent(&mut self, obs: &impl Observations, client: ClientId, request: &Request) {
         let i = usize::from(client.0);
         let c = &mut self.clients[i];
         c.busy_steps = 0;
-        let owed = c.owe_rewatch;
-        c.owe_rewatch = false;
-        c.resumed = false;
+        let owed = c.owe_rewatch.take();
+        let retry = std::mem::take(&mut c.may_retry_consistent);
+        let backoff = c.owe_backoff.take();
+        c.backed_off = backoff.is_none() && std::mem::take(&mut c.backed_off);
+        c.resumed = owed.is_some() && !request.is_list();
+        c.requests_without_progress = c.requests_without_progress.saturating_add(1);
+        let burst = c.requests_without_progress;
+        let claimed = c.claimed;
         match request {
             Request::List { rv } => {
-                c.outstanding = Some(Outstanding::List);
+                c.outstanding = Some(Outstanding::List { rv: *rv });
                 c.stream = None;
-                if owed {
-                    let detail = format!("sent LIST {rv} after its watch ended cleanly");
-                    self.fail(Property::NoNeedlessRelist, client, detail);
-                }
             }
             Request::Watch { from, .. } => {
                 c.outstanding = Some(Outstanding::Watch);
                 c.watch_progress = false;
-                c.resumed = owed;
+                c.watch_ms = 0;
                 let start = match from {
                     WatchFrom::Rv(rv) => *rv,
                     WatchFrom::Now => Rev::ZERO,
@@ -180,9 +296,31 @@ impl Monitor {
                 c.stream = Some(Stream { from: start, last: start });
             }
         }
+        match (owed, request) {
+            (Some(ending), Request::List { rv }) => {
+                let detail = format!("sent LIST {rv} after {}", ending.describe());
+                self.fail(Property::NoNeedlessRelist, Some(client), detail);
+            }
+            (Some(ending), Request::Watch { from: WatchFrom::Rv(rv), .. }) if *rv != claimed => {
+                let detail =
+                    format!("re-watched from RV {rv} after {}, claiming RV {claimed}", ending.describe());
+                self.fail(Property::NoNeedlessRelist, Some(client), detail);
+            }
+            _ => {}
+        }
+        let consistent_retry = retry && *request == Request::List { rv: ListRv::Consistent };
+        if let (Some(why), false) = (backoff, consistent_retry) {
+            let detail = format!("sent {request} less than {BACKOFF_FLOOR_MS} ms after {why}");
+            self.fail(Property::Backoff, Some(client), detail);
+        }
+        if burst > REQUESTS_WITHOUT_PROGRESS_MAX {
+            let detail = format!("{burst} requests without its RV moving or {BACKOFF_FLOOR_MS} ms passing");
+            self.fail(Property::Backoff, Some(client), detail);
+        }
         let c = &mut self.clients[i];
         let answered = std::mem::take(&mut c.answered);
-        if answered && sys.quiet() && sys.servers_caught_up() {
+        let env = obs.environment();
+        if answered && env.quiet && env.caught_up {
             c.quiet_requests = c.quiet_requests.saturating_add(1);
             if c.quiet_requests > QUIET_REQUESTS_MAX {
                 let detail = format!(
@@ -190,63 +328,79 @@ impl Monitor {
                      open watch with a cache equal to the store",
                     c.quiet_requests
                 );
-                self.fail(Property::Converges, client, detail);
+                self.fail(Property::Converges, Some(client), detail);
             }
         }
     }
 
-    fn received(&mut self, sys: &System, client: ClientId, message: &Message) {
-        let i = usize::from(client.0);
+    fn received(&mut self, obs: &impl Observations, client: ClientId, message: &Message) {
+        let c = &mut self.clients[usize::from(client.0)];
         match message {
             Message::List(Ok(_)) => {
-                let c = &mut self.clients[i];
                 c.outstanding = None;
                 c.last_error = None;
             }
-            Message::List(Err(e)) | Message::WatchRefused(e) => {
-                let c = &mut self.clients[i];
+            Message::List(Err(e)) => {
+                let rv = match c.outstanding {
+                    Some(Outstanding::List { rv }) => Some(rv),
+                    _ => None,
+                };
                 c.outstanding = None;
                 c.last_error = Some(*e);
+                // C2: the RV is unavailable; a consistent LIST may follow at once, once.
+                let unavailable = matches!(e, ApiError::Expired | ApiError::TooLargeResourceVersion);
+                c.may_retry_consistent = unavailable && rv.is_some_and(|rv| rv != ListRv::Consistent);
+                c.failed(Failure::ListFailed(*e));
+            }
+            Message::WatchRefused(e) => {
+                c.outstanding = None;
+                c.last_error = Some(*e);
+                if matches!(e, ApiError::TooManyRequests | ApiError::ConnectionRefused) {
+                    c.owe_rewatch = Some(Ending::Throttled(*e));
+                }
+                c.failed(Failure::WatchRefused(*e));
+            }
+            Message::Event(WatchEvent::Error(e)) => {
+                c.last_error = Some(*e);
+                c.stream = None;
+                c.outstanding = None;
+                if *e == ApiError::TooManyRequests {
+                    c.owe_rewatch = Some(Ending::Throttled(*e));
+                }
+                c.failed(Failure::ErrorEvent(*e));
             }
             Message::End(_) => {
-                let c = &mut self.clients[i];
-                if c.outstanding == Some(Outstanding::Watch) {
-                    c.owe_rewatch = c.watch_progress;
+                match c.outstanding {
+                    Some(Outstanding::Watch) if c.watch_progress => c.owe_rewatch = Some(Ending::Closed),
+                    Some(Outstanding::Watch) => c.failed(Failure::ShortWatch),
+                    _ => {}
                 }
                 c.stream = None;
                 c.outstanding = None;
             }
-            Message::Event(WatchEvent::Error(e)) => {
-                let c = &mut self.clients[i];
-                c.last_error = Some(*e);
-                c.stream = None;
-            }
-            Message::Event(event) => self.watch_event(sys, client, event),
+            Message::Event(event) => self.watch_event(obs, client, event),
         }
     }
 
-    fn watch_event(&mut self, sys: &System, client: ClientId, event: &WatchEvent) {
+    fn watch_event(&mut self, obs: &impl Observations, client: ClientId, event: &WatchEvent) {
         let i = usize::from(client.0);
         let Some(rv) = event.rv() else { return };
         let claimed = self.clients[i].claimed;
         let is_object = !matches!(event, WatchEvent::Bookmark(_));
         if is_object && rv <= claimed {
-            self.fail(
-                Property::NoRvRegression,
-                client,
-                format!("applied {event} at or below its RV {claimed}"),
-            );
+            let detail = format!("applied {event} at or below its RV {claimed}");
+            self.fail(Property::NoRvRegression, Some(client), detail);
         }
         let Some(stream) = self.clients[i].stream else { return };
         if rv <= stream.last {
             let detail = format!("{event} after RV {} on a watch from {}", stream.last, stream.from);
-            self.fail(Property::WatchOrdered, client, detail);
+            self.fail(Property::WatchOrdered, Some(client), detail);
         } else {
-            let next = sys.store().next_watched_write_after(stream.last);
+            let next = obs.truth().next_write_after(stream.last);
             let skipped = if is_object { next != Some(rv) } else { next.is_some_and(|n| n <= rv) };
             if skipped {
                 let missed = next.map_or("nothing".to_string(), |n| format!("the write at {n}"));
-                self.fail(Property::WatchReliable, client, format!("{event} arrived before {missed}"));
+                self.fail(Property::WatchReliable, Some(client), format!("{event} arrived before {missed}"));
             }
         }
         let c = &mut self.clients[i];
@@ -254,23 +408,155 @@ impl Monitor {
         c.watch_progress = true;
     }
 
-    /// Per-client checks on the state after a step.
-    fn after_step(&mut self, sys: &System, client: ClientId) {
-        let i = usize::from(client.0);
-        let view = sys.view(client);
-        if view.resource_version < self.clients[i].claimed {
-            let detail = format!("claimed RV {} after {}", view.resource_version, self.clients[i].claimed);
-            self.fail(Property::NoRvRegression, client, detail);
+    /// The handlers' view of the cache, and resurrections.
+    fn notified(&mut self, client: ClientId, notification: &Notification) {
+        let c = &mut self.clients[usize::from(client.0)];
+        let held = |o: &Object| c.notified.get(&o.key).copied();
+        let wrong = match notification {
+            Notification::Add(o) => held(o).map(|h| format!("add {o} while the handlers hold {h}")),
+            Notification::Update { old, new } => (held(new) != Some(*old)).then(|| {
+                let h = held(new).map_or("nothing".to_string(), |h| h.to_string());
+                format!("update {old} -> {new} while the handlers hold {h}")
+            }),
+            Notification::Delete(o) | Notification::DeletedFinalStateUnknown(o) => match held(o) {
+                Some(h) if h.uid == o.uid => None,
+                Some(h) => Some(format!("delete {o} while the handlers hold {h}")),
+                None => Some(format!("delete {o} of an object the handlers never got")),
+            },
+        };
+        match notification {
+            Notification::Add(o) | Notification::Update { new: o, .. } => {
+                c.notified.insert(o.key, *o);
+            }
+            Notification::Delete(o) | Notification::DeletedFinalStateUnknown(o) => {
+                c.notified.remove(&o.key);
+                c.deleted.insert(o.uid);
+            }
         }
-        // A request that moved the RV forward made progress: only requests without progress count
-        // against the quiet bound (a reflector whose watches keep timing out, each after one event, still
-        // catches up).
-        if view.resource_version > self.clients[i].claimed {
-            self.clients[i].quiet_requests = 0;
+        if matches!(notification, Notification::DeletedFinalStateUnknown(_)) {
+            c.relist_deleted = true;
         }
-        self.clients[i].claimed = view.resource_version;
-        if self.clients[i].quiet_requests > 0 && view.watch_at_rest && cache_equals_truth(sys, client) {
-            self.clients[i].quiet_requests = 0;
+        let back = match notification {
+            Notification::Add(o) | Notification::Update { new: o, .. } if c.deleted.contains(&o.uid) => {
+                Some(*o)
+            }
+            _ => None,
+        };
+        if let Some(detail) = wrong {
+            self.fail(Property::NotificationsMatchCache, Some(client), detail);
+        }
+        if let Some(o) = back {
+            let detail = format!("{o} was deleted from the cache and is back");
+            self.fail(Property::NoResurrectedDelete, Some(client), detail);
         }
     }
+
+    fn observe_manager(&mut self, o: &Observed) {
+        let m = &mut self.manager;
+        match o {
+            Observed::LockTaken { request, mode } => {
+                m.held.insert(*request, *mode);
+            }
+            Observed::LockReleased { request, .. } => {
+                m.held.remove(request);
+            }
+            Observed::WaitEntered { request, cluster, bound_ms } => {
+                m.waiting.insert(*request, (*cluster, *bound_ms));
+            }
+            Observed::WaitLeft { request } => {
+                m.waiting.remove(request);
+            }
+            Observed::ClusterUnreachable { cluster } => {
+                m.unreachable.insert(*cluster);
+            }
+            Observed::ClusterReachable { cluster } => {
+                m.unreachable.remove(cluster);
+            }
+            Observed::ManagerDone { served: true, .. } if !m.unreachable.is_empty() => {
+                m.served_while_unreachable = true;
+            }
+            _ => {}
+        }
+    }
+
+    fn manager_after_step(&mut self) {
+        let m = &self.manager;
+        let found = m.held.iter().find_map(|(id, mode)| match m.waiting.get(id) {
+            Some((cluster, None)) => {
+                Some(format!("{id} holds the {mode:?} lock while waiting with no bound for {cluster}"))
+            }
+            _ => None,
+        });
+        if let Some(detail) = found {
+            self.fail(Property::NoLockAcrossUnboundedWait, None, detail);
+        }
+    }
+
+    /// Per-client checks on the state after a step.
+    fn after_step(&mut self, obs: &impl Observations, client: ClientId) {
+        let i = usize::from(client.0);
+        let view = obs.client(client);
+        let c = &mut self.clients[i];
+        if view.resource_version < c.claimed {
+            let detail = format!("claimed RV {} after {}", view.resource_version, c.claimed);
+            self.fail(Property::NoRvRegression, Some(client), detail);
+        }
+        let c = &mut self.clients[i];
+        // A request that moved the RV forward made progress: only requests without progress count
+        // against the quiet bound (a reflector whose watches keep timing out, each after one event, still
+        // catches up) and the rate bound.
+        if view.resource_version > c.claimed {
+            c.quiet_requests = 0;
+            c.requests_without_progress = 0;
+        }
+        c.claimed = view.resource_version;
+        let told = c.notified.len() != view.cache.len()
+            || view.cache.objects().any(|o| c.notified.get(&o.key) != Some(o));
+        if told {
+            let shown: Vec<String> = c.notified.values().map(|o| o.to_string()).collect();
+            let detail = format!("the handlers were told [{}], the cache differs", shown.join(", "));
+            self.fail(Property::NotificationsMatchCache, Some(client), detail);
+        }
+        // Stale time: once the environment is quiet, model time that passes while nothing is in flight
+        // and the cache differs from the store counts, until the cache equals it.
+        let env = obs.environment();
+        let c = &mut self.clients[i];
+        let was_stale = std::mem::take(&mut c.stale) || c.stale_ms > 0;
+        c.recovered = false;
+        let judge_rest = c.quiet_requests > 0 && view.watch_at_rest;
+        if !(env.quiet || judge_rest) {
+            c.stale_ms = 0;
+            return;
+        }
+        let equal = cache_equals_truth(obs, client);
+        let c = &mut self.clients[i];
+        if equal && judge_rest {
+            c.quiet_requests = 0;
+        }
+        if !env.quiet {
+            c.stale_ms = 0;
+        } else if equal {
+            c.recovered = was_stale;
+            c.stale_ms = 0;
+        } else if env.settled {
+            c.stale = true;
+            if view.connected && view.between_events && !view.watch_at_rest && !view.scheduled {
+                let detail = "holds a connection nothing will ever answer, with nothing scheduled".into();
+                self.fail(Property::StaleBounded, Some(client), detail);
+            }
+        }
+    }
+}
+
+impl ClientMonitor {
+    /// C1: a failure; the next request must wait the backoff floor.
+    fn failed(&mut self, why: Failure) {
+        self.owe_backoff = Some(why);
+        self.since_failure_ms = 0;
+    }
+}
+
+/// The truth's compacted revision, for witnesses.
+pub fn compacted(obs: &impl Observations) -> Rev {
+    obs.truth().compacted()
 }

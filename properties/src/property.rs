@@ -18,10 +18,19 @@ pub enum Property {
     WatchOrdered,
     /// etcd's robustness names: reliable (no gaps), bookmarkable.
     WatchReliable,
+    /// C1: failures are followed by a backoff, and requests are bounded per unit of time.
+    Backoff,
+    /// C7: the handlers' notifications add up to the cache.
+    NotificationsMatchCache,
+    /// Once the environment is quiet, a stale client catches up within a bound of model time.
+    StaleBounded,
 }
 
 impl Property {
-    pub const ALL: [Property; 9] = [
+    /// How many properties there are.
+    pub const COUNT: usize = 12;
+
+    pub const ALL: [Property; Self::COUNT] = [
         Property::NoResurrectedDelete,
         Property::NoRvRegression,
         Property::CacheIsSnapshot,
@@ -31,6 +40,9 @@ impl Property {
         Property::NoBusyLoop,
         Property::WatchOrdered,
         Property::WatchReliable,
+        Property::Backoff,
+        Property::NotificationsMatchCache,
+        Property::StaleBounded,
     ];
 
     pub fn name(self) -> &'static str {
@@ -44,6 +56,9 @@ impl Property {
             Property::NoBusyLoop => "no-busy-loop",
             Property::WatchOrdered => "watch-ordered",
             Property::WatchReliable => "watch-reliable",
+            Property::Backoff => "backoff",
+            Property::NotificationsMatchCache => "notifications-match-cache",
+            Property::StaleBounded => "stale-bounded",
         }
     }
 
@@ -68,8 +83,9 @@ impl Property {
             }
             Property::NoLockAcrossUnboundedWait => "nobody holds a lock while in a wait that has no bound",
             Property::NoNeedlessRelist => {
-                "a clean close, a server-side or a client-side watch timeout is followed by a re-watch from the \
-                 last RV, never by a LIST"
+                "a watch that ends cleanly, times out (either side) or breaks after making progress, and a \
+                 WATCH refused or failed with 429 or a refused connection, are followed by a re-watch from the \
+                 claimed RV, never by a LIST"
             }
             Property::NoBusyLoop => "an actor never takes more than a bounded number of steps without progress",
             Property::WatchOrdered => {
@@ -79,6 +95,21 @@ impl Property {
             Property::WatchReliable => {
                 "a watch stream skips no event: every write after its RV arrives, and a bookmark is sent only \
                  when every event up to it was"
+            }
+            Property::Backoff => {
+                "after a failed LIST, a refused WATCH, an ERROR event or a very short watch, the next request \
+                 waits at least the backoff floor (except the one consistent LIST after 410 or too large), and \
+                 no client sends more than a bounded number of requests without its RV moving or the floor \
+                 of time passing"
+            }
+            Property::NotificationsMatchCache => {
+                "folding the handlers' notifications (add, update, delete, delete with final state unknown) \
+                 gives the cache after every step, and each names the object the handlers last saw"
+            }
+            Property::StaleBounded => {
+                "once the environment is quiet, a client whose cache differs from the store catches up within \
+                 a bound of model time, and never holds a connection that nothing will ever answer with \
+                 nothing scheduled"
             }
         }
     }
@@ -95,6 +126,11 @@ impl Property {
             Property::NoBusyLoop => "a reflector waits out a backoff",
             Property::WatchOrdered => "a resumed watch delivers events",
             Property::WatchReliable => "a watch delivers an event after a compaction",
+            Property::Backoff => "a request follows a backoff waited out after a failure",
+            Property::NotificationsMatchCache => {
+                "a relist notifies the delete of an object it no longer lists"
+            }
+            Property::StaleBounded => "a client stale once the environment went quiet catches up",
         }
     }
 

@@ -175,7 +175,10 @@ pub fn text(c: &Campaign, s: &Summary) -> String {
         thousands(t.lists),
         thousands(t.watches)
     ));
-    out.push_str("  properties       all 9 judged after every step; seeds reaching each witness:\n");
+    out.push_str(&format!(
+        "  properties       all {} judged after every step; seeds reaching each witness:\n",
+        Property::COUNT
+    ));
     for p in Property::ALL {
         out.push_str(&format!("    {:<30} {}\n", p.name(), thousands(t.witnessed[p as usize])));
     }

@@ -21,7 +21,7 @@ pub struct Tally {
     /// WATCHes the reflectors sent.
     pub watches: u64,
     /// Per property (catalogue order): 1 if its witness was reached in this run.
-    pub witnessed: [u64; 9],
+    pub witnessed: [u64; Property::COUNT],
 }
 
 impl Tally {

@@ -1,0 +1,137 @@
+//! A client under test: anything that talks to the API servers through the network and keeps a cache.
+//! The system steps the environment (store, servers, network, faults) and hands each client what reaches
+//! it; the client answers with effects. The model reflector with its informer cache ([`ModelClient`]) is
+//! one implementation; a test may wrap it to plant a bug, and a foreign client library can stand in its
+//! place through the same calls.
+//!
+//! Call order, as for the reflector: `start` once; after every `handle`, drain `poll_effect` until it
+//! returns `None` and re-read the next timer.
+
+use std::fmt;
+
+use crate::api::{ApiError, Message, WatchEnd};
+use crate::cache::{Cache, Notification};
+use crate::flaw::Flaws;
+use crate::reflector::{Output, Phase, Reflector, ReflectorConfig, Timer};
+use crate::types::{Millis, Rev};
+
+/// What reaches a client.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Input {
+    /// The next message on its connection.
+    Message(Message),
+    /// Its connection broke under it, losing whatever was queued.
+    Broken,
+    /// Its next timer fired.
+    Timer(Timer),
+}
+
+/// What a client asks of the system, in order.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Effect {
+    /// Send a request on a new connection.
+    Send(crate::api::Request),
+    /// Close the current connection.
+    Cancel,
+    /// The cache notified its handlers.
+    Notify(Notification),
+}
+
+/// A client under test.
+pub trait Client: fmt::Debug {
+    /// Begin: send the first request.
+    fn start(&mut self);
+    /// Take one input.
+    fn handle(&mut self, input: Input);
+    /// The next effect, in order.
+    fn poll_effect(&mut self) -> Option<Effect>;
+    /// The timer that fires next, and how long after the client's last step it fires.
+    fn next_timer(&self) -> Option<(Timer, Millis)>;
+    /// Whether any timer is armed.
+    fn has_timer(&self) -> bool {
+        self.next_timer().is_some()
+    }
+    /// The RV the client claims to have seen everything up to.
+    fn resource_version(&self) -> Rev;
+    /// Whether it has been informed by one full list (C8).
+    fn has_synced(&self) -> bool;
+    /// Its cache.
+    fn cache(&self) -> &Cache;
+}
+
+/// The model reflector and the informer cache it feeds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ModelClient {
+    pub reflector: Reflector,
+    pub cache: Cache,
+    flaws: Flaws,
+    /// Notifications the cache made that were not yet polled.
+    notes: Vec<Notification>,
+}
+
+impl ModelClient {
+    pub fn new(config: ReflectorConfig, flaws: Flaws) -> Self {
+        ModelClient {
+            reflector: Reflector::new(config, flaws),
+            cache: Cache::default(),
+            flaws,
+            notes: Vec::new(),
+        }
+    }
+}
+
+impl Client for ModelClient {
+    fn start(&mut self) {
+        self.reflector.start();
+    }
+
+    fn handle(&mut self, input: Input) {
+        let r = &mut self.reflector;
+        match input {
+            Input::Message(Message::List(result)) => r.handle_list_result(result),
+            Input::Message(Message::WatchRefused(error)) => r.handle_watch_refused(error),
+            Input::Message(Message::Event(event)) => r.handle_watch_event(event),
+            Input::Message(Message::End(end)) => r.handle_watch_ended(end),
+            Input::Broken => match r.phase() {
+                Phase::Listing { .. } => r.handle_list_result(Err(ApiError::Disconnected)),
+                _ => r.handle_watch_ended(WatchEnd::Disconnected),
+            },
+            Input::Timer(timer) => r.handle_timeout(timer),
+        }
+    }
+
+    fn poll_effect(&mut self) -> Option<Effect> {
+        loop {
+            if !self.notes.is_empty() {
+                return Some(Effect::Notify(self.notes.remove(0)));
+            }
+            match self.reflector.poll_output()? {
+                Output::Send(request) => return Some(Effect::Send(request)),
+                Output::Cancel => return Some(Effect::Cancel),
+                Output::Cache(op) => self.cache.apply(&op, self.flaws, &mut self.notes),
+                // The system's scheduler reads the next timer instead.
+                Output::Arm(_) => {}
+            }
+        }
+    }
+
+    fn next_timer(&self) -> Option<(Timer, Millis)> {
+        self.reflector.next_timer()
+    }
+
+    fn has_timer(&self) -> bool {
+        self.reflector.has_timer()
+    }
+
+    fn resource_version(&self) -> Rev {
+        self.reflector.resource_version()
+    }
+
+    fn has_synced(&self) -> bool {
+        self.reflector.has_synced()
+    }
+
+    fn cache(&self) -> &Cache {
+        &self.cache
+    }
+}

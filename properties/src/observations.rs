@@ -1,0 +1,96 @@
+//! The observation interface: the only thing the properties read.
+//!
+//! A property judges a client by the steps' [`Observed`](listwatch_model::Observed) events (what it did
+//! and what reached it) and by [`Observations`]: what each client shows after a step (its claimed RV,
+//! readiness, cache, whether it holds a connection or has a timer armed), the environment's state, and
+//! the store's ground truth. The model system provides it; so does a recorded stream
+//! ([`crate::recording`]), so a client that is not the model reflector is judged by the same code.
+
+use std::collections::BTreeMap;
+
+use listwatch_model::store::Store;
+use listwatch_model::{Client, ClientId, ClientView, Key, Object, Rev, System};
+
+/// The store's ground truth: every write to the watched resource, including what compaction hid.
+pub trait Truth {
+    /// The current revision.
+    fn rev(&self) -> Rev;
+    /// The compacted revision.
+    fn compacted(&self) -> Rev;
+    /// The watched resource's objects at `rev`, as the API server would serve them.
+    fn state_at(&self, rev: Rev) -> BTreeMap<Key, Object>;
+    /// The revision of the first write to the watched resource after `rev`.
+    fn next_write_after(&self, rev: Rev) -> Option<Rev>;
+}
+
+impl Truth for Store {
+    fn rev(&self) -> Rev {
+        Store::rev(self)
+    }
+
+    fn compacted(&self) -> Rev {
+        Store::compacted(self)
+    }
+
+    fn state_at(&self, rev: Rev) -> BTreeMap<Key, Object> {
+        self.truth_at(rev).into_iter().map(|(k, kv)| (k, kv.object())).collect()
+    }
+
+    fn next_write_after(&self, rev: Rev) -> Option<Rev> {
+        self.next_watched_write_after(rev)
+    }
+}
+
+/// What the environment is doing, as a driver sees it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Environment {
+    /// No writes, compactions or faults are left to inject.
+    pub quiet: bool,
+    /// Nothing is in flight: every message delivered, every request routed, every cache caught up.
+    pub settled: bool,
+    /// Every API server's cache has taken every etcd event it will get.
+    pub caught_up: bool,
+    /// The environment injects faults at all (for the witness of `converges`).
+    pub faulty: bool,
+}
+
+/// Everything a property may read besides the steps' observations.
+pub trait Observations {
+    type Truth: Truth;
+    /// How many clients there are (ids `0..n`).
+    fn clients(&self) -> u8;
+    /// What a client shows now.
+    fn client(&self, client: ClientId) -> ClientView<'_>;
+    fn truth(&self) -> &Self::Truth;
+    fn environment(&self) -> Environment;
+
+    fn client_ids(&self) -> std::iter::Map<std::ops::Range<u8>, fn(u8) -> ClientId> {
+        (0..self.clients()).map(ClientId as fn(u8) -> ClientId)
+    }
+}
+
+impl<C: Client> Observations for System<C> {
+    type Truth = Store;
+
+    fn clients(&self) -> u8 {
+        self.client_ids().count() as u8
+    }
+
+    fn client(&self, client: ClientId) -> ClientView<'_> {
+        self.view(client)
+    }
+
+    fn truth(&self) -> &Store {
+        self.store()
+    }
+
+    fn environment(&self) -> Environment {
+        Environment {
+            quiet: self.quiet(),
+            settled: self.settled(),
+            caught_up: self.servers_caught_up(),
+            faulty: self.config().faults > 0,
+        }
+    }
+}
