@@ -39,9 +39,12 @@ fn unique_state_counts_of_small_are_pinned_for_bfs_and_dfs() {
     assert_eq!(dfs, bfs, "both searches see the same state space");
 }
 
-const BFS_LIST_WATCH: usize = 11_481;
-const MANAGER: usize = 312;
-const MID_UPGRADE: usize = 15_620;
+// The monitor is part of the state. These grew (from 11,481 / 312 / 15,620) when it began to remember
+// what the backoff, notification and staleness properties need: a failure not yet waited out, the
+// handlers' view of the cache, stale time once quiet, a request served while a cluster is unreachable.
+const BFS_LIST_WATCH: usize = 12_767;
+const MANAGER: usize = 363;
+const MID_UPGRADE: usize = 17_791;
 
 #[test]
 fn every_flaw_is_caught_by_its_property_with_a_shortest_trace() {
