@@ -1,7 +1,7 @@
 //! Judging a list of actions: the verdict of a trace, and whether a corpus file still reproduces.
 
-use listwatch_model::{Action, Config, Flaws};
-use listwatch_properties::{first_violation, Violation};
+use listwatch_model::{Action, Config, Flaws, System};
+use listwatch_properties::{first_violation, Frame, Violation};
 
 use crate::checker::CheckState;
 use crate::tracefile::{Trace, Verdict};
@@ -51,6 +51,20 @@ fn walk(config: Config, actions: &[Action]) -> Walk {
         }
     }
     Walk { taken, broke: None }
+}
+
+/// Record what running `actions` from the start of `config` showed, one frame per step (the first is
+/// the start), for judging without the system ([`listwatch_properties::judge_frames`]). Steps that are
+/// not enabled where they stand are left out.
+pub fn record(config: Config, actions: &[Action]) -> Vec<Frame> {
+    let (mut sys, seen) = System::start(config);
+    let mut frames = vec![Frame::of(&sys, seen)];
+    for action in actions {
+        if let Ok(seen) = sys.try_apply(*action) {
+            frames.push(Frame::of(&sys, seen));
+        }
+    }
+    frames
 }
 
 /// What replaying one trace showed.

@@ -1,0 +1,96 @@
+//! The properties judge a recorded observation stream with no model system behind it: what a client
+//! did and showed, frame by frame, plus the writes the store reported. A recording of every corpus
+//! trace gives the trace's verdict at the same step; a recording kept as a file is judged from disk
+//! alone; and a hand-written stream of a client that loops with no failure and no progress breaks
+//! `backoff` through its request-rate bound.
+
+use std::path::{Path, PathBuf};
+
+use listwatch_harness::replay::record;
+use listwatch_harness::tracefile::{Trace, Verdict};
+use listwatch_model::{ClientId, ListResponse, ListRv, Message, Observed, Request, Rev};
+use listwatch_properties::{judge_frames, Environment, Frame, Property, Shown};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+}
+
+fn verdict(frames: &[Frame]) -> Verdict {
+    match judge_frames(frames) {
+        Some((step, v)) => Verdict::Breaks { property: v.property, step },
+        None => Verdict::Holds,
+    }
+}
+
+#[test]
+fn a_recording_of_every_corpus_trace_gives_its_verdict_through_json() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus())
+        .expect("corpus/ is readable")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for file in files {
+        let trace = Trace::load(&file).expect("a corpus trace loads");
+        let frames = record(trace.config, &trace.actions);
+        let json = serde_json::to_string(&frames).expect("frames serialize");
+        let read: Vec<Frame> = serde_json::from_str(&json).expect("frames read back");
+        assert_eq!(verdict(&read), trace.expect, "{}", file.display());
+    }
+}
+
+const KEPT: &str = "observed/stale-delete-rv.kubernetes-58545.frames.json";
+
+/// A recorded stream kept as a file, judged from the file alone. `LISTWATCH_RECORD=1` writes it anew
+/// from the corpus trace of the same name.
+#[test]
+fn a_recorded_file_is_judged_without_the_model_system() {
+    let path = corpus().join(KEPT);
+    if std::env::var_os("LISTWATCH_RECORD").is_some() {
+        let trace = Trace::load(&corpus().join("stale-delete-rv.kubernetes-58545.json")).expect("loads");
+        let json = serde_json::to_string_pretty(&record(trace.config, &trace.actions)).expect("serializes");
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("folder made");
+        std::fs::write(&path, json + "\n").expect("written");
+    }
+    let text = std::fs::read_to_string(&path).expect("the recorded file is kept in corpus/observed");
+    let frames: Vec<Frame> = serde_json::from_str(&text).expect("a recorded stream");
+    let (step, violation) = judge_frames(&frames).expect("the recording shows kubernetes#58545");
+    assert_eq!((violation.property, step), (Property::NoRvRegression, frames.len() - 1));
+    assert!(violation.detail.contains("DELETED") && violation.detail.contains("at or below"), "{violation}");
+}
+
+fn shown(rv: u32, connected: bool) -> Shown {
+    Shown {
+        resource_version: Rev(rv),
+        synced: rv > 0,
+        between_events: true,
+        watch_at_rest: false,
+        connected,
+        scheduled: false,
+        cache: Vec::new(),
+    }
+}
+
+/// A client that re-lists the moment each LIST comes back: nothing fails, nothing moves, no time passes.
+#[test]
+fn a_list_loop_with_no_failure_breaks_the_request_rate_bound() {
+    const C: ClientId = ClientId(0);
+    let list = Request::List { rv: ListRv::Any };
+    let env = Environment { quiet: false, settled: false, caught_up: true, faulty: false };
+    let mut frames = vec![Frame {
+        seen: vec![Observed::Sent { client: C, request: list }],
+        environment: env,
+        clients: vec![shown(0, true)],
+    }];
+    for _ in 0..6 {
+        let ok = Message::List(Ok(ListResponse { rv: Rev(0), items: Vec::new() }));
+        let seen =
+            vec![Observed::Received { client: C, message: ok }, Observed::Sent { client: C, request: list }];
+        frames.push(Frame { seen, environment: env, clients: vec![shown(0, true)] });
+    }
+    let (step, violation) = judge_frames(&frames).expect("the loop is caught");
+    assert_eq!(violation.property, Property::Backoff);
+    assert_eq!(step, usize::from(listwatch_properties::monitor::REQUESTS_WITHOUT_PROGRESS_MAX));
+    assert!(violation.detail.contains("without its RV moving"), "{violation}");
+}
