@@ -7,7 +7,7 @@ use listwatch_model::{Flaw, Flaws};
 
 use crate::checker::{run as check_world, Limits, Outcome, Search};
 use crate::report;
-use crate::scope::{worlds, Scope};
+use crate::scope::{worlds, Scope, World, WORLD_NAMES};
 
 /// A bad command line: one line, naming the argument and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub const HELP: &str = "\
 listwatch: prove or break Kubernetes-style list/watch caches
 
 usage:
-  listwatch check [--scope small|default|large] [--flaw NAME ...] [--checker bfs|dfs]
+  listwatch check [--scope small|default|large] [--world NAME] [--flaw NAME ...] [--checker bfs|dfs]
                   [--max-states N] [--time-limit SECS] [--json]
   listwatch bugs [--scope small|default|large] [--corpus DIR] [--json]
   listwatch explore [--scope small|default|large] [--flaw NAME ...] [--addr 127.0.0.1:3000]
@@ -47,9 +47,11 @@ show renders a trace file; replay checks that trace files still give their recor
 if one changed) and that the correct reflector holds on the same steps. A file that cannot be read
 (not JSON, another version, an unknown or disabled action) is named with the position, exit 2.
 
-scopes (each also checks the client manager: 2 clusters, 2 requests, 1 cluster pause; and an HA control
-plane mid-upgrade: 1 key, 1 write, 1 write to another resource, 1 fault, 2 API servers of which only
-apiserver-1 gets etcd progress notifications):
+worlds of every scope (--world NAME checks one of them): list-watch (the scope's own shape, below);
+client-manager (2 clusters, 2 requests, 1 cluster pause); ha-mid-upgrade (1 key, 1 write, 1 write to
+another resource, 1 fault, 2 API servers of which only apiserver-1 gets etcd progress notifications);
+slow-etcd-watcher (1 key, 3 writes, an etcd watch that buffers 1 event, etcd 3.5.16+ tombstones);
+two-reflectors (1 key, 1 write, 2 reflectors). The scopes:
   small    1 key, 2 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2
   default  2 keys, 3 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2
   large    2 keys, 4 writes, 1 compaction, 2 faults, 2 API servers, 1 reflector, cache window 2
@@ -63,8 +65,10 @@ flaws (--flaw, repeatable):
 --max-states bounds the states generated (revisits included; default 20000000), --time-limit the
 seconds (default 600); a run stopped by either is incomplete and exits 2, whatever it found so far.
 
-exit status: 0 every property holds (bugs: every flaw caught and the correct system verified),
-1 a property is violated (the shortest trace is printed), 2 bad arguments or a limit hit";
+exit status: 0 every property holds and every witness is reached (bugs: every flaw caught and the
+correct system verified), 1 a property is violated (the shortest trace is printed; bugs: a flaw not
+caught or the correct system not verified), 2 bad arguments or a limit hit, 3 every property holds but
+a witness was not reached, so the pass would be vacuous";
 
 /// Options shared by `check` and `bugs`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +82,8 @@ pub struct Args {
     pub addr: std::net::SocketAddr,
     /// `bugs --corpus DIR`: write each flaw's shortest trace there.
     pub corpus: Option<std::path::PathBuf>,
+    /// `--world NAME`: only this world of the scope.
+    pub world: Option<&'static str>,
 }
 
 impl Default for Args {
@@ -91,11 +97,19 @@ impl Default for Args {
             json: false,
             addr: std::net::SocketAddr::from(([127, 0, 0, 1], 3000)),
             corpus: None,
+            world: None,
         }
     }
 }
 
 impl Args {
+    /// The worlds this command checks, with `flaws` on.
+    pub fn worlds(&self, flaws: Flaws) -> Vec<World> {
+        let mut all = worlds(self.scope, flaws);
+        all.retain(|w| self.world.is_none_or(|name| w.name == name));
+        all
+    }
+
     pub fn limits(&self, stop_at_violation: bool) -> Limits {
         Limits {
             max_states: self.max_states,
@@ -125,6 +139,14 @@ pub fn parse(command: &str, args: &[String]) -> Result<Args, UsageError> {
                 parsed.scope = Scope::parse(&v).ok_or_else(|| {
                     UsageError(format!("--scope: unknown scope '{v}' (known: small, default, large)"))
                 })?;
+            }
+            "--world" if command == "check" || command == "explore" => {
+                let v = value("--world")?;
+                let known = WORLD_NAMES.join(", ");
+                parsed.world =
+                    Some(WORLD_NAMES.into_iter().find(|n| *n == v).ok_or_else(|| {
+                        UsageError(format!("--world: unknown world '{v}' (known: {known})"))
+                    })?);
             }
             "--addr" if command == "explore" => {
                 let v = value("--addr")?;
@@ -159,9 +181,28 @@ pub fn parse(command: &str, args: &[String]) -> Result<Args, UsageError> {
     Ok(parsed)
 }
 
+/// The properties whose witness no outcome reached.
+pub fn unwitnessed(outcomes: &[Outcome]) -> Vec<listwatch_properties::Property> {
+    listwatch_properties::Property::ALL
+        .into_iter()
+        .filter(|p| !outcomes.iter().any(|o| o.verdicts.iter().any(|v| v.property == *p && v.witnessed)))
+        .collect()
+}
+
+fn vacuous(outcomes: &[Outcome]) -> bool {
+    let missing = unwitnessed(outcomes);
+    for p in &missing {
+        eprintln!(
+            "listwatch: the witness of {p} was not reached ({}): its pass would be vacuous",
+            p.witness()
+        );
+    }
+    !missing.is_empty()
+}
+
 /// Run `check`; returns the exit status.
 pub fn check(args: &Args) -> i32 {
-    let worlds = worlds(args.scope, args.flaws);
+    let worlds = args.worlds(args.flaws);
     let outcomes: Vec<Outcome> =
         worlds.iter().map(|w| check_world(w.config, args.search, args.limits(false))).collect();
     let text = if args.json {
@@ -178,6 +219,8 @@ pub fn check(args: &Args) -> i32 {
             args.max_states, args.time_limit_secs
         );
         2
+    } else if vacuous(&outcomes) {
+        3
     } else {
         0
     }
@@ -203,10 +246,12 @@ pub fn bugs(args: &Args) -> i32 {
     }
     let all_caught = caught.iter().all(|c| c.caught.is_some());
     let verified = correct.iter().all(|o| o.complete && o.violated().next().is_none());
-    if all_caught && verified {
-        0
-    } else {
+    if !(all_caught && verified) {
         1
+    } else if vacuous(&correct) {
+        3
+    } else {
+        0
     }
 }
 
@@ -241,7 +286,7 @@ pub fn explore(args: &Args) -> i32 {
         eprintln!("listwatch: --addr: cannot listen on {}: {e}", args.addr);
         return 2;
     }
-    let world = worlds(args.scope, args.flaws)[0];
+    let world = args.worlds(args.flaws)[0];
     println!(
         "listwatch explore: scope {}, flaws: {}, at http://{}/",
         args.scope.name(),

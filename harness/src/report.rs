@@ -62,7 +62,7 @@ pub fn check_text(args: &Args, worlds: &[World], outcomes: &[Outcome]) -> String
     for (w, o) in worlds.iter().zip(outcomes) {
         let _ = writeln!(
             out,
-            "  {:<15} {} states, depth {}, {:.2} s ({:.0} states/s){}",
+            "  {:<17} {} states, depth {}, {:.2} s ({:.0} states/s){}",
             w.name,
             o.states,
             o.depth,
@@ -70,7 +70,7 @@ pub fn check_text(args: &Args, worlds: &[World], outcomes: &[Outcome]) -> String
             rate(o),
             if o.complete { "" } else { ", INCOMPLETE (limit hit)" }
         );
-        let _ = writeln!(out, "  {:<15} {}", "", describe(&w.config));
+        let _ = writeln!(out, "  {:<17} {}", "", describe(&w.config));
     }
     let complete = outcomes.iter().all(|o| o.complete);
     let _ = writeln!(out, "\n  {:<31} {:<9} witness", "property", "verdict");

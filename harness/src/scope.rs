@@ -1,6 +1,8 @@
 //! The named scopes of a check: how big a world the checker explores.
 
-use listwatch_model::{Config, FaultKind, FaultKinds, ManagerConfig, ProgressNotify, ServerId};
+use listwatch_model::{
+    Config, FaultKind, FaultKinds, ManagerConfig, ProgressNotify, ServerId, TombstonePolicy,
+};
 
 /// A named scope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,12 +92,35 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         manager: None,
         ..list_watch
     };
+    // E5/E6 with an etcd watch that falls behind (a buffer of one event): the watch cache's etcd watch
+    // stays unsynced, catches up from history, and is cancelled when a compaction passes it. etcd
+    // >= 3.5.16 keeps the tombstone at the compaction revision (E4); with 3.4's policy a watcher that
+    // resumes exactly there loses that delete (etcd#18274), an etcd bug no client can repair, which
+    // `harness/tests/checker.rs` shows the checker finding.
+    let slow_etcd = Config {
+        keys: 1,
+        writes: 3,
+        etcd_watch_buffer: Some(1),
+        tombstones: TombstonePolicy::KeepAtCompactRev,
+        manager: None,
+        ..scope.config().with_flaws(flaws)
+    };
+    // Two reflectors on one API server: one cache dispatching to several watches, each client judged
+    // on its own. One write keeps it small.
+    let two_reflectors =
+        Config { keys: 1, writes: 1, reflectors: 2, manager: None, ..scope.config().with_flaws(flaws) };
     vec![
-        World { name: "list/watch", config: list_watch },
-        World { name: "client manager", config: manager },
-        World { name: "HA mid-upgrade", config: mid_upgrade },
+        World { name: "list-watch", config: list_watch },
+        World { name: "client-manager", config: manager },
+        World { name: "ha-mid-upgrade", config: mid_upgrade },
+        World { name: "slow-etcd-watcher", config: slow_etcd },
+        World { name: "two-reflectors", config: two_reflectors },
     ]
 }
+
+/// The names of a scope's worlds, in order.
+pub const WORLD_NAMES: [&str; 5] =
+    ["list-watch", "client-manager", "ha-mid-upgrade", "slow-etcd-watcher", "two-reflectors"];
 
 /// One line describing a configuration.
 pub fn describe(config: &Config) -> String {
@@ -114,6 +139,13 @@ pub fn describe(config: &Config) -> String {
         line.push_str(&format!(", manager {} clusters / {} requests", m.clusters, m.requests));
     }
     line.push_str(&format!(", progress notify {}", describe_progress_notify(config)));
+    if let Some(buffer) = config.etcd_watch_buffer {
+        let policy = match config.tombstones {
+            TombstonePolicy::DropAtCompaction => "etcd 3.4 tombstones",
+            TombstonePolicy::KeepAtCompactRev => "etcd 3.5.16+ tombstones",
+        };
+        line.push_str(&format!(", etcd watch buffer {buffer} ({policy})"));
+    }
     line
 }
 

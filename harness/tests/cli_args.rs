@@ -32,6 +32,11 @@ fn bad_arguments_name_the_argument_and_the_problem() {
         ("bugs", &["--flaw", "stop-on-close"][..], "bugs: unknown argument '--flaw'"),
         ("explore", &["--addr", "nowhere"][..], "--addr: 'nowhere' is not an address like 127.0.0.1:3000"),
         ("check", &["--addr", "127.0.0.1:1"][..], "check: unknown argument '--addr'"),
+        (
+            "check",
+            &["--world", "moon"][..],
+            "--world: unknown world 'moon' (known: list-watch, client-manager",
+        ),
     ];
     for (command, words, expected) in cases {
         let err = parse(command, &args(words)).expect_err(expected);
@@ -46,4 +51,18 @@ fn exit_status_follows_the_verdict() {
     assert_eq!(run(&args(&["check", "--scope", "small"])), 0, "the correct system holds");
     assert_eq!(run(&args(&["check", "--scope", "small", "--flaw", "stop-on-close"])), 1, "a violation");
     assert_eq!(run(&args(&["check", "--scope", "small", "--max-states", "10"])), 2, "a limit hit");
+}
+
+/// A pass whose witnesses are not all reached proves little: the client manager's world alone reaches
+/// no list/watch witness, so `check` holds there but exits 3.
+#[test]
+fn a_check_that_leaves_a_witness_unreached_exits_3() {
+    let client_manager = args(&["check", "--scope", "small", "--world", "client-manager"]);
+    assert_eq!(parse("check", &client_manager[1..]).expect("valid").world, Some("client-manager"));
+    assert_eq!(run(&client_manager), 3);
+    assert_eq!(
+        run(&args(&["check", "--scope", "small", "--world", "list-watch"])),
+        3,
+        "one world is not all"
+    );
 }
