@@ -16,7 +16,7 @@ const LIMITS: Limits =
 const SEEDS: u64 = 500;
 
 #[test]
-#[ignore = "the mutation-testing gate: scripts/mutants runs it on every mutant (release, --ignored)"]
+#[ignore = "the mutation-testing gate: scripts/mutants runs it on every mutant (--profile mutants, --ignored)"]
 fn the_checker_and_the_simulator_judge_every_mutant() {
     let outcomes: Vec<_> =
         worlds(Scope::Default, Flaws::NONE).iter().map(|w| run(w.config, Search::Bfs, LIMITS)).collect();
