@@ -11,7 +11,25 @@ pub enum Property {
     NoRvRegression,
     CacheIsSnapshot,
     Converges,
+    /// Locks taken and waits entered, as a tracer sees them: no request holds a lock while it waits
+    /// with no bound.
     NoLockAcrossUnboundedWait,
+    /// C5, every ending of a watch, and what must come next (judged from what the client received and
+    /// did; "progress" is an event received or a second of model time on the stream):
+    ///
+    /// | how the watch ended                                   | progress | next request          |
+    /// |-------------------------------------------------------|----------|-----------------------|
+    /// | the server closed it cleanly (its timeout, a relist)  | yes      | WATCH from the RV     |
+    /// | the client closed it itself (its own timeout)         | any      | WATCH from the RV     |
+    /// | the connection broke                                  | yes      | WATCH from the RV     |
+    /// | closed or broke within a second with no event         | no       | any, after a backoff  |
+    /// | WATCH refused 429, or connection refused              | -        | WATCH, after a backoff|
+    /// | ERROR event 429                                       | -        | WATCH, after a backoff|
+    /// | ERROR event 410 (Expired)                             | -        | LIST, after a backoff |
+    /// | ERROR event or refusal 500, other errors              | -        | any, after a backoff  |
+    ///
+    /// The property forbids a LIST (and a WATCH from another RV than the one claimed) where the table
+    /// says WATCH; the backoffs are [`Property::Backoff`]'s.
     NoNeedlessRelist,
     NoBusyLoop,
     /// etcd's robustness names: ordered, unique, resumable.
