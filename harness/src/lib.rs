@@ -1,10 +1,12 @@
 //! Drivers of the listwatch model and the `listwatch` command line.
+//!
+//! Data flows one way: a configuration (`scope`) → the system and its clients, stepped by a driver
+//! (`checker`, `sim`, `replay`, `live`) → observations → the properties → a verdict and a trace
+//! (`trace`, `tracefile`, `render`, `report`). The command line (`cli`) sits on top; nothing imports it.
 
 pub mod action_text;
 pub mod checker;
 pub mod cli;
-pub mod cli_simulate;
-pub mod cli_traces;
 pub mod live;
 pub mod render;
 pub mod replay;

@@ -6,9 +6,17 @@ use std::fmt::Write;
 use listwatch_model::{Component, Flaw, Flaws};
 use listwatch_properties::Property;
 
-use crate::checker::{run as check_world, Outcome, Search};
-use crate::cli::Args;
-use crate::scope::{describe, worlds, World};
+use crate::checker::{run as check_world, Limits, Outcome, Search};
+use crate::scope::{describe, worlds, Scope, World};
+
+/// What a report is of: the scope, the flaws switched on, the search and its limits.
+#[derive(Clone, Copy, Debug)]
+pub struct Run {
+    pub scope: Scope,
+    pub flaws: Flaws,
+    pub search: Search,
+    pub limits: Limits,
+}
 use crate::trace::render;
 
 fn search_name(search: Search) -> &'static str {
@@ -50,14 +58,14 @@ fn combined(outcomes: &[Outcome], property: Property) -> (Option<usize>, bool) {
     (broken, witnessed)
 }
 
-pub fn check_text(args: &Args, worlds: &[World], outcomes: &[Outcome]) -> String {
+pub fn check_text(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "listwatch check: scope {}, flaws: {}, checker {}",
-        args.scope.name(),
-        args.flaws,
-        search_name(args.search)
+        run.scope.name(),
+        run.flaws,
+        search_name(run.search)
     );
     for (w, o) in worlds.iter().zip(outcomes) {
         let _ = writeln!(
@@ -94,14 +102,14 @@ pub fn check_text(args: &Args, worlds: &[World], outcomes: &[Outcome]) -> String
             p.name(),
             worlds[i].name,
             actions.len(),
-            if args.search == Search::Bfs { ", shortest" } else { "" }
+            if run.search == Search::Bfs { ", shortest" } else { "" }
         );
         out.push_str(&render(worlds[i].config, actions, violation));
     }
     out.trim_end().to_string()
 }
 
-pub fn check_json(args: &Args, worlds: &[World], outcomes: &[Outcome]) -> String {
+pub fn check_json(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
     let ws: Vec<String> = worlds
         .iter()
         .zip(outcomes)
@@ -141,12 +149,12 @@ pub fn check_json(args: &Args, worlds: &[World], outcomes: &[Outcome]) -> String
             )
         })
         .collect();
-    let flaws: Vec<String> = args.flaws.iter().map(|f| js(f.name())).collect();
+    let flaws: Vec<String> = run.flaws.iter().map(|f| js(f.name())).collect();
     format!(
         "{{\"scope\":{},\"flaws\":[{}],\"checker\":{},\"worlds\":[{}],\"properties\":[{}]}}",
-        js(args.scope.name()),
+        js(run.scope.name()),
         flaws.join(","),
-        js(search_name(args.search)),
+        js(search_name(run.search)),
         ws.join(","),
         ps.join(",")
     )
@@ -165,16 +173,16 @@ pub struct Catch {
 }
 
 /// Check every catalogue flaw on its own, stopping at its first violation.
-pub fn catch_all(args: &Args) -> Vec<Catch> {
+pub fn catch_all(run: &Run) -> Vec<Catch> {
     Flaw::ALL
         .into_iter()
         .map(|flaw| {
             let mut c = Catch { flaw, caught: None, trace: None, states: 0, seconds: 0.0 };
             // The world of the flaw's own component first: the manager's flaw lives in the manager.
-            let mut ws = worlds(args.scope, Flaws::only(flaw));
+            let mut ws = worlds(run.scope, Flaws::only(flaw));
             ws.sort_by_key(|w| (w.config.manager.is_some()) != (flaw.component() == Component::Manager));
             for w in ws {
-                let o = check_world(w.config, Search::Bfs, args.limits(true));
+                let o = check_world(w.config, Search::Bfs, Limits { stop_at_violation: true, ..run.limits });
                 c.states += o.states;
                 c.seconds += o.seconds;
                 let found = o.violated().find_map(|v| v.counterexample.as_ref().map(|ce| (v.property, ce)));
@@ -185,7 +193,7 @@ pub fn catch_all(args: &Args) -> Vec<Catch> {
                             "{} ({}): {property} breaks; shortest trace, checker scope {}",
                             flaw.name(),
                             flaw.upstream(),
-                            args.scope.name()
+                            run.scope.name()
                         ),
                         config: w.config,
                         seed: None,
@@ -200,9 +208,9 @@ pub fn catch_all(args: &Args) -> Vec<Catch> {
         .collect()
 }
 
-pub fn bugs_text(args: &Args, caught: &[Catch], correct: &[Outcome]) -> String {
+pub fn bugs_text(run: &Run, caught: &[Catch], correct: &[Outcome]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "listwatch bugs: scope {}", args.scope.name());
+    let _ = writeln!(out, "listwatch bugs: scope {}", run.scope.name());
     let _ = writeln!(
         out,
         "  {:<24} {:<22} {:<7} {:<31} {:>9} {:>8} {:>6}",
@@ -232,7 +240,7 @@ pub fn bugs_text(args: &Args, caught: &[Catch], correct: &[Outcome]) -> String {
         out,
         "  correct system: {} in scope {} ({states} states, {seconds:.2} s, {:.0} states/s)",
         if verified { "verified" } else { "NOT verified" },
-        args.scope.name(),
+        run.scope.name(),
         states as f64 / seconds.max(1e-6)
     );
     for c in caught {
@@ -244,7 +252,7 @@ pub fn bugs_text(args: &Args, caught: &[Catch], correct: &[Outcome]) -> String {
     out.trim_end().to_string()
 }
 
-pub fn bugs_json(args: &Args, caught: &[Catch], correct: &[Outcome]) -> String {
+pub fn bugs_json(run: &Run, caught: &[Catch], correct: &[Outcome]) -> String {
     let flaws: Vec<String> = caught
         .iter()
         .map(|c| {
@@ -268,6 +276,6 @@ pub fn bugs_json(args: &Args, caught: &[Catch], correct: &[Outcome]) -> String {
     format!(
         "{{\"flaws\":[{}],\"correct\":{{\"verified\":{verified},\"scope\":{},\"states\":{states},\"seconds\":{seconds:.3}}}}}",
         flaws.join(","),
-        js(args.scope.name())
+        js(run.scope.name())
     )
 }

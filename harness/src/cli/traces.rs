@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::cli::UsageError;
+use super::UsageError;
 use crate::render;
 use crate::replay::replay;
 use crate::tracefile::Trace;

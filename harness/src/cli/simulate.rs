@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use listwatch_model::{Flaw, Flaws};
 
-use crate::cli::UsageError;
+use super::UsageError;
 use crate::sim::campaign::{self, Campaign};
 
 fn number(name: &str, v: &str) -> Result<u64, UsageError> {

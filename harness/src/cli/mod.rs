@@ -1,4 +1,8 @@
-//! The `listwatch` command line: argument parsing with one-line errors, and the commands.
+//! The `listwatch` command line: argument parsing with one-line errors, and the commands. It is the top
+//! layer: it reads arguments, calls the drivers and prints their reports; nothing else imports it.
+
+pub mod simulate;
+pub mod traces;
 
 use std::fmt;
 use std::time::Duration;
@@ -6,7 +10,7 @@ use std::time::Duration;
 use listwatch_model::{Flaw, Flaws};
 
 use crate::checker::{run as check_world, Limits, Outcome, Search};
-use crate::report;
+use crate::report::{self, Run};
 use crate::scope::{worlds, Scope, World, WORLD_NAMES};
 
 /// A bad command line: one line, naming the argument and what is wrong.
@@ -110,6 +114,16 @@ impl Args {
         all
     }
 
+    /// What the report says was run.
+    pub fn run(&self, stop_at_violation: bool) -> Run {
+        Run {
+            scope: self.scope,
+            flaws: self.flaws,
+            search: self.search,
+            limits: self.limits(stop_at_violation),
+        }
+    }
+
     pub fn limits(&self, stop_at_violation: bool) -> Limits {
         Limits {
             max_states: self.max_states,
@@ -206,9 +220,9 @@ pub fn check(args: &Args) -> i32 {
     let outcomes: Vec<Outcome> =
         worlds.iter().map(|w| check_world(w.config, args.search, args.limits(false))).collect();
     let text = if args.json {
-        report::check_json(args, &worlds, &outcomes)
+        report::check_json(&args.run(false), &worlds, &outcomes)
     } else {
-        report::check_text(args, &worlds, &outcomes)
+        report::check_text(&args.run(false), &worlds, &outcomes)
     };
     println!("{text}");
     if outcomes.iter().any(|o| o.violated().next().is_some()) {
@@ -228,14 +242,14 @@ pub fn check(args: &Args) -> i32 {
 
 /// Run `bugs`: every flaw must be caught, then the correct system verified.
 pub fn bugs(args: &Args) -> i32 {
-    let caught = report::catch_all(args);
+    let caught = report::catch_all(&args.run(true));
     let correct_worlds = worlds(args.scope, Flaws::NONE);
     let correct: Vec<Outcome> =
         correct_worlds.iter().map(|w| check_world(w.config, Search::Bfs, args.limits(false))).collect();
     let text = if args.json {
-        report::bugs_json(args, &caught, &correct)
+        report::bugs_json(&args.run(false), &caught, &correct)
     } else {
-        report::bugs_text(args, &caught, &correct)
+        report::bugs_text(&args.run(false), &caught, &correct)
     };
     println!("{text}");
     if let Some(dir) = &args.corpus {
@@ -305,9 +319,9 @@ pub fn run(args: &[String]) -> i32 {
         Some("check") => parse("check", rest).map(|a| check(&a)),
         Some("bugs") => parse("bugs", rest).map(|a| bugs(&a)),
         Some("explore") => parse("explore", rest).map(|a| explore(&a)),
-        Some("simulate") => crate::cli_simulate::simulate(rest),
-        Some("show") => crate::cli_traces::show(rest),
-        Some("replay") => crate::cli_traces::replay_files(rest),
+        Some("simulate") => simulate::simulate(rest),
+        Some("show") => traces::show(rest),
+        Some("replay") => traces::replay_files(rest),
         Some("help" | "--help" | "-h") => {
             println!("{HELP}");
             Ok(0)
