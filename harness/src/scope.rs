@@ -73,7 +73,8 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         reflectors: 0,
         faults: 1,
         fault_kinds: FaultKinds::NONE.with(FaultKind::PauseCluster),
-        manager: Some(ManagerConfig { clusters: 2, requests: 2 }),
+        // Three requests over two clusters: two of them race to create the same informer.
+        manager: Some(ManagerConfig { clusters: 2, requests: 3 }),
         flaws,
         ..Config::default()
     };
@@ -97,9 +98,11 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
     // >= 3.5.16 keeps the tombstone at the compaction revision (E4); with 3.4's policy a watcher that
     // resumes exactly there loses that delete (etcd#18274), an etcd bug no client can repair, which
     // `harness/tests/checker.rs` shows the checker finding.
+    // A write to another resource among them: the unsynced watcher skips it when it catches up.
     let slow_etcd = Config {
         keys: 1,
-        writes: 3,
+        writes: 2,
+        foreign_writes: 1,
         etcd_watch_buffer: Some(1),
         tombstones: TombstonePolicy::KeepAtCompactRev,
         manager: None,

@@ -91,10 +91,7 @@ pub fn witnessed(property: Property, obs: &impl Observations, monitor: &Monitor)
         Property::WatchOrdered => {
             clients().any(|(_, m)| m.resumed && m.stream.is_some_and(|s| s.last > s.from))
         }
-        Property::WatchReliable => {
-            compacted.0 > 0
-                && clients().any(|(_, m)| m.stream.is_some_and(|s| s.last > s.from && s.last > compacted))
-        }
+        Property::WatchReliable => clients().any(|(_, m)| m.bookmarked),
         Property::Backoff => clients().any(|(_, m)| m.backed_off && m.outstanding.is_some()),
         Property::NotificationsMatchCache => clients().any(|(_, m)| m.relist_deleted),
         Property::StaleBounded => clients().any(|(_, m)| m.recovered),

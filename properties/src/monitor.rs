@@ -29,9 +29,10 @@ pub const BACKOFF_FLOOR_MS: Millis = 800;
 pub const REQUESTS_WITHOUT_PROGRESS_MAX: u8 = 4;
 /// C5: a watch that ends sooner than this with no event is an error ("very short watch").
 pub const SHORT_WATCH_MS: Millis = 1_000;
-/// How long, in model time, a client may stay stale once the environment is quiet: the longest
-/// client-side watch timeout (10 min, C3), the longest backoff (30 s, C1) and a minute to spare.
-pub const STALE_MS_MAX: Millis = 11 * 60 * 1_000;
+/// How long, in model time, a client may stay stale once the environment is quiet: four of the longest
+/// backoffs (30 s, C1). A client that waits for its 5-10 minute watch timeout to notice what it could
+/// have seen at once is caught; noticing a dead connection takes client-go 45 s (A9).
+pub const STALE_MS_MAX: Millis = 2 * 60 * 1_000;
 
 /// The watch stream a client is reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -111,6 +112,8 @@ pub struct ClientMonitor {
     pub owe_rewatch: Option<Ending>,
     /// The outstanding WATCH resumes after such an ending.
     pub resumed: bool,
+    /// The current watch got a bookmark past its last event (A8).
+    pub bookmarked: bool,
     pub last_error: Option<ApiError>,
     /// C1: a failure was seen and the floor has not passed since: the next request must wait.
     pub owe_backoff: Option<Failure>,
@@ -277,6 +280,7 @@ impl Monitor {
         let backoff = c.owe_backoff.take();
         c.backed_off = backoff.is_none() && std::mem::take(&mut c.backed_off);
         c.resumed = owed.is_some() && !request.is_list();
+        c.bookmarked = false;
         c.requests_without_progress = c.requests_without_progress.saturating_add(1);
         let burst = c.requests_without_progress;
         let claimed = c.claimed;
@@ -404,6 +408,7 @@ impl Monitor {
             }
         }
         let c = &mut self.clients[i];
+        c.bookmarked |= !is_object && rv > stream.last;
         c.stream = Some(Stream { last: rv.max(stream.last), ..stream });
         c.watch_progress = true;
     }

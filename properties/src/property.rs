@@ -126,7 +126,7 @@ impl Property {
             }
             Property::StaleBounded => {
                 "once the environment is quiet, a client whose cache differs from the store catches up within \
-                 a bound of model time, and never holds a connection that nothing will ever answer with \
+                 two minutes of model time, and never holds a connection that nothing will ever answer with \
                  nothing scheduled"
             }
         }
@@ -143,7 +143,7 @@ impl Property {
             Property::NoNeedlessRelist => "a watch resumes after a clean close",
             Property::NoBusyLoop => "a reflector waits out a backoff",
             Property::WatchOrdered => "a resumed watch delivers events",
-            Property::WatchReliable => "a watch delivers an event after a compaction",
+            Property::WatchReliable => "a bookmark moves a watch past its last event",
             Property::Backoff => "a request follows a backoff waited out after a failure",
             Property::NotificationsMatchCache => {
                 "a relist notifies the delete of an object it no longer lists"
