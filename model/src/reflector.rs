@@ -198,6 +198,7 @@ impl Reflector {
     }
 
     fn arm(&mut self, timer: Timer) {
+        // All timers armed at once are armed in the same step: a first one starts the count.
         if self.armed == 0 {
             self.fired_ms = 0;
         }
@@ -207,9 +208,6 @@ impl Reflector {
 
     fn disarm(&mut self, timer: Timer) {
         self.armed &= !timer.bit();
-        if self.armed == 0 {
-            self.fired_ms = 0;
-        }
     }
 
     /// C1: begin `ListAndWatch` with the first LIST, at `rv="0"` (C2).
@@ -357,11 +355,10 @@ impl Reflector {
         if self.armed & timer.bit() == 0 {
             return;
         }
-        let fired_ms = self.duration(timer);
+        // The timers still armed were armed with this one: their time now counts from its end. Any
+        // timer armed from now on into an empty set starts the count afresh (`arm`).
+        self.fired_ms = self.duration(timer);
         self.disarm(timer);
-        if self.armed != 0 {
-            self.fired_ms = fired_ms;
-        }
         match timer {
             Timer::Spin => self.arm(Timer::Spin),
             Timer::Backoff => {

@@ -311,10 +311,6 @@ impl Store {
         Ok(())
     }
 
-    pub fn cancel_watch(&mut self, id: WatcherId) {
-        self.watches.remove(&id);
-    }
-
     pub fn has_watch(&self, id: WatcherId) -> bool {
         self.watches.contains_key(&id)
     }
