@@ -15,7 +15,7 @@ fn check_arguments_parse() {
         ["--scope", "small", "--flaw", "stop-on-close", "--flaw", "spin-on-close", "--checker", "dfs"];
     let parsed = parse("check", &args(&words)).expect("valid");
     assert_eq!(parsed.scope, Scope::Small);
-    assert_eq!(parsed.flaws, Flaws::only(Flaw::StopOnClose).with(Flaw::SpinOnClose));
+    assert_eq!(parsed.flaws(), Flaws::only(Flaw::StopOnClose).with(Flaw::SpinOnClose));
     assert_eq!(parsed.search, Search::Dfs);
 }
 
@@ -44,6 +44,28 @@ fn bad_arguments_name_the_argument_and_the_problem() {
         assert!(!err.0.contains('\n'), "one line");
     }
     assert_eq!(run(&args(&["explode"])), 2);
+}
+
+#[test]
+fn help_and_version_exit_0_on_every_command() {
+    for words in [
+        &["--help"][..],
+        &["--version"],
+        &["check", "--help"],
+        &["simulate", "--help"],
+        &["bugs", "-h"],
+        &["replay", "--help"],
+        &["show", "--help"],
+        &["explore", "--help"],
+    ] {
+        assert_eq!(run(&args(words)), 0, "{words:?}");
+    }
+}
+
+#[test]
+fn a_typo_gets_a_suggestion_on_its_one_line() {
+    let err = parse("check", &args(&["--scpoe", "small"])).expect_err("a typo");
+    assert_eq!(err.0, "check: unknown argument '--scpoe' (did you mean '--scope'?)");
 }
 
 #[test]

@@ -7,70 +7,86 @@ use listwatch_model::{Flaw, Flaws};
 use super::UsageError;
 use crate::sim::campaign::{self, Campaign};
 
-fn number(name: &str, v: &str) -> Result<u64, UsageError> {
-    v.parse::<u64>().map_err(|_| UsageError(format!("{name}: '{v}' is not a whole number")))
+pub const SIMULATE_HELP: &str = "\
+Each seed (default 0..100; --seed S alone runs S only) draws a world and a fault mix, takes --steps
+steps with faults, then heals and must come to rest with every cache equal to etcd, every property judged
+after every step. The first failure of each property is shrunk and written to --out. --shard K/N runs
+every Nth seed from the Kth (1-based), so N machines can share a campaign. The output is the same bytes
+for the same arguments; timings go to stderr.
+
+exit status: 0 every seed passes, 1 a seed fails, 2 bad arguments or a trace that cannot be written.";
+
+fn whole(v: &str) -> Result<u64, String> {
+    v.parse::<u64>().map_err(|_| format!("'{v}' is not a whole number"))
 }
 
-/// Parse `simulate`'s arguments; also returns whether `--json` was given.
-pub fn parse(args: &[String]) -> Result<(Campaign, bool), UsageError> {
-    let mut seed = None;
-    let mut seeds = None;
-    let mut shard = (1, 1);
-    let mut steps = 200u32;
-    let mut flaws = Flaws::NONE;
-    let mut json = false;
-    let mut out = PathBuf::from("target/listwatch/failures");
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value =
-            |name: &str| it.next().cloned().ok_or_else(|| UsageError(format!("{name}: missing value")));
-        match arg.as_str() {
-            "--seed" => seed = Some(number("--seed", &value("--seed")?)?),
-            "--seeds" => {
-                let n = number("--seeds", &value("--seeds")?)?;
-                if n == 0 {
-                    return Err(UsageError("--seeds: must be at least 1".into()));
-                }
-                seeds = Some(n);
-            }
-            "--steps" => {
-                let v = value("--steps")?;
-                steps =
-                    v.parse::<u32>().ok().filter(|n| (1..=1_000_000).contains(n)).ok_or_else(|| {
-                        UsageError(format!("--steps: '{v}' is not a number in 1..=1000000"))
-                    })?;
-            }
-            "--shard" => {
-                let v = value("--shard")?;
-                let bad = || UsageError(format!("--shard: '{v}' is not K/N with 1 <= K <= N (e.g. 2/8)"));
-                let (k, n) = v.split_once('/').ok_or_else(bad)?;
-                let (k, n) = (k.parse::<u64>().map_err(|_| bad())?, n.parse::<u64>().map_err(|_| bad())?);
-                if k == 0 || k > n {
-                    return Err(bad());
-                }
-                shard = (k, n);
-            }
-            "--flaw" => {
-                let v = value("--flaw")?;
-                let flaw: Flaw = v.parse().map_err(|e| UsageError(format!("--flaw: {e}")))?;
-                flaws = flaws.with(flaw);
-            }
-            "--out" => out = PathBuf::from(value("--out")?),
-            "--json" => json = true,
-            other => return Err(UsageError(format!("simulate: unknown argument '{other}'"))),
+fn at_least_one(v: &str) -> Result<u64, String> {
+    whole(v).and_then(|n| if n == 0 { Err("must be at least 1".to_string()) } else { Ok(n) })
+}
+
+fn steps(v: &str) -> Result<u32, String> {
+    v.parse::<u32>()
+        .ok()
+        .filter(|n| (1..=1_000_000).contains(n))
+        .ok_or_else(|| format!("'{v}' is not a number in 1..=1000000"))
+}
+
+fn shard(v: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("'{v}' is not K/N with 1 <= K <= N (e.g. 2/8)");
+    let (k, n) = v.split_once('/').ok_or_else(bad)?;
+    let (k, n) = (k.parse::<u64>().map_err(|_| bad())?, n.parse::<u64>().map_err(|_| bad())?);
+    if k == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+fn flaw(v: &str) -> Result<Flaw, String> {
+    v.parse::<Flaw>().map_err(|e| e.to_string())
+}
+
+/// `simulate`'s arguments.
+#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
+pub struct SimulateArgs {
+    /// The first seed (alone: run only this one)
+    #[arg(long, value_name = "S", value_parser = whole, allow_hyphen_values = true)]
+    pub seed: Option<u64>,
+    /// How many seeds
+    #[arg(long, value_name = "N", value_parser = at_least_one, allow_hyphen_values = true)]
+    pub seeds: Option<u64>,
+    /// This machine's share of the seeds
+    #[arg(long, value_name = "K/N", default_value = "1/1", value_parser = shard)]
+    pub shard: (u64, u64),
+    /// Steps with faults before healing
+    #[arg(long, value_name = "M", default_value = "200", value_parser = steps, allow_hyphen_values = true)]
+    pub steps: u32,
+    /// Switch a catalogue flaw on (repeatable)
+    #[arg(long = "flaw", value_name = "NAME", value_parser = flaw)]
+    pub flaw: Vec<Flaw>,
+    /// Where shrunk failures are written
+    #[arg(long, value_name = "DIR", default_value = "target/listwatch/failures")]
+    pub out: PathBuf,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl SimulateArgs {
+    /// The campaign these arguments ask for.
+    pub fn campaign(&self) -> Result<Campaign, UsageError> {
+        let first_seed = self.seed.unwrap_or(0);
+        let seeds = self.seeds.unwrap_or(if self.seed.is_some() { 1 } else { 100 });
+        if first_seed.checked_add(seeds).is_none() {
+            return Err(UsageError("--seed/--seeds: the seed range overflows".into()));
         }
+        let flaws = self.flaw.iter().fold(Flaws::NONE, |all, f| all.with(*f));
+        Ok(Campaign { first_seed, seeds, shard: self.shard, steps: self.steps, flaws, out: self.out.clone() })
     }
-    let first_seed = seed.unwrap_or(0);
-    let seeds = seeds.unwrap_or(if seed.is_some() { 1 } else { 100 });
-    if first_seed.checked_add(seeds).is_none() {
-        return Err(UsageError("--seed/--seeds: the seed range overflows".into()));
-    }
-    Ok((Campaign { first_seed, seeds, shard, steps, flaws, out }, json))
 }
 
 /// Run `simulate`: 0 when every seed passes, 1 when one fails, 2 when a trace cannot be written.
-pub fn simulate(args: &[String]) -> Result<i32, UsageError> {
-    let (c, json) = parse(args)?;
+pub fn simulate(args: &SimulateArgs) -> Result<i32, UsageError> {
+    let (c, json) = (args.campaign()?, args.json);
     let summary = match campaign::run(&c) {
         Ok(s) => s,
         Err(e) => {

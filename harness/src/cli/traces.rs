@@ -7,30 +7,39 @@ use crate::render;
 use crate::replay::replay;
 use crate::tracefile::Trace;
 
-/// `show FILE [--format text|mermaid|json]`.
-pub fn show(args: &[String]) -> Result<i32, UsageError> {
-    let mut file = None;
-    let mut format = "text".to_string();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--format" => {
-                let v = it.next().ok_or_else(|| UsageError("--format: missing value".into()))?;
-                if !["text", "mermaid", "json"].contains(&v.as_str()) {
-                    return Err(UsageError(format!(
-                        "--format: unknown format '{v}' (known: text, mermaid, json)"
-                    )));
-                }
-                format = v.clone();
-            }
-            other if other.starts_with("--") => {
-                return Err(UsageError(format!("show: unknown argument '{other}'")))
-            }
-            other if file.is_none() => file = Some(other.to_string()),
-            other => return Err(UsageError(format!("show: one file at a time (got a second: '{other}')"))),
-        }
+fn format(v: &str) -> Result<String, String> {
+    match v {
+        "text" | "mermaid" | "json" => Ok(v.to_string()),
+        _ => Err(format!("unknown format '{v}' (known: text, mermaid, json)")),
     }
-    let file = file.ok_or_else(|| UsageError("show: missing FILE".into()))?;
+}
+
+/// `show`'s arguments.
+#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
+pub struct ShowArgs {
+    /// The trace file
+    #[arg(value_name = "FILE")]
+    pub file: String,
+    /// text (one line per step), mermaid (a sequence diagram) or json
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = format)]
+    pub format: String,
+}
+
+/// `replay`'s arguments.
+#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
+#[command(
+    after_help = "exit status: 0 every file reproduces its verdict and the correct reflector holds on \
+its steps, 1 a verdict changed, 2 a file cannot be read (named, with the position)."
+)]
+pub struct ReplayArgs {
+    /// Trace files (e.g. corpus/*.json)
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<String>,
+}
+
+/// `show FILE [--format text|mermaid|json]`.
+pub fn show(args: &ShowArgs) -> Result<i32, UsageError> {
+    let (file, format) = (&args.file, &args.format);
     let trace = match Trace::load(Path::new(&file)) {
         Ok(t) => t,
         Err(e) => {
@@ -49,13 +58,8 @@ pub fn show(args: &[String]) -> Result<i32, UsageError> {
 
 /// `replay FILE...`: 0 when every file reproduces its verdict, 1 when one changed, 2 when one cannot be
 /// read. Every file is read before anything is replayed, so a bad file stops the run at once.
-pub fn replay_files(args: &[String]) -> Result<i32, UsageError> {
-    if let Some(flag) = args.iter().find(|a| a.starts_with("--")) {
-        return Err(UsageError(format!("replay: unknown argument '{flag}'")));
-    }
-    if args.is_empty() {
-        return Err(UsageError("replay: missing FILE (e.g. listwatch replay corpus/*.json)".into()));
-    }
+pub fn replay_files(args: &ReplayArgs) -> Result<i32, UsageError> {
+    let args = &args.files;
     let mut traces = Vec::new();
     for file in args {
         match Trace::load(Path::new(file)) {

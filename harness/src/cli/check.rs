@@ -1,0 +1,339 @@
+//! `listwatch check`, `bugs` and `explore`: the exhaustive checker over a scope's worlds.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use listwatch_model::{Flaw, Flaws};
+use listwatch_properties::Property;
+
+use crate::checker::{run as check_world, Limits, Outcome, Search};
+use crate::report::{self, Run};
+use crate::scope::{worlds, Scope, World, WORLD_NAMES};
+
+pub const CHECK_HELP: &str = "\
+worlds of every scope (--world NAME checks one of them):
+  list-watch         the scope's own shape (below)
+  client-manager     2 clusters, 3 requests, 1 cluster pause
+  ha-mid-upgrade     1 key, 1 write, 1 write to another resource, 1 fault, 2 API servers of which only
+                     apiserver-1 gets etcd progress notifications
+  slow-etcd-watcher  1 key, 2 writes, 1 write to another resource, an etcd watch that buffers 1 event,
+                     etcd 3.5.16+ tombstones
+  two-reflectors     1 key, 1 write, 2 reflectors
+
+scopes (--scope):
+  small    1 key, 2 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2
+  default  2 keys, 3 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2
+  large    2 keys, 4 writes, 1 compaction, 2 faults, 2 API servers, 1 reflector, cache window 2
+  (relist-from-stale-cache and retry-too-large-rv add a second API server; retry-too-large-rv runs its
+  own story: 1 key, 1 write, 1 write to another resource, 2 faults)
+
+flaws (--flaw, repeatable):
+  stale-delete-rv, nil-prevkv-dropped, relist-on-timeout, stop-on-close, spin-on-close,
+  sync-under-lock, relist-from-stale-cache, retry-too-large-rv, replace-keeps-missing
+
+A run stopped by --max-states or --time-limit is incomplete and exits 2, whatever it found so far.
+
+exit status: 0 every property holds and every witness is reached, 1 a property is violated (its
+shortest trace is printed), 2 bad arguments or a limit hit, 3 every property holds but a witness was not
+reached, so the pass would be vacuous.";
+
+pub const BUGS_HELP: &str = "\
+Each flaw is checked on its own, its own component's world first, until a property breaks; then the
+correct system is checked in every world of the scope.
+
+exit status: 0 every flaw caught and the correct system verified with every witness reached, 1 a flaw
+not caught or the correct system not verified, 2 bad arguments, a limit hit or a corpus file that cannot
+be written, 3 a witness of the correct system not reached.";
+
+fn parse_scope(v: &str) -> Result<Scope, String> {
+    Scope::parse(v).ok_or_else(|| format!("unknown scope '{v}' (known: small, default, large)"))
+}
+
+fn parse_flaw(v: &str) -> Result<Flaw, String> {
+    v.parse::<Flaw>().map_err(|e| e.to_string())
+}
+
+fn parse_world(v: &str) -> Result<&'static str, String> {
+    WORLD_NAMES
+        .into_iter()
+        .find(|n| *n == v)
+        .ok_or_else(|| format!("unknown world '{v}' (known: {})", WORLD_NAMES.join(", ")))
+}
+
+fn parse_search(v: &str) -> Result<Search, String> {
+    match v {
+        "bfs" => Ok(Search::Bfs),
+        "dfs" => Ok(Search::Dfs),
+        _ => Err(format!("unknown checker '{v}' (known: bfs, dfs)")),
+    }
+}
+
+fn positive(v: &str) -> Result<u64, String> {
+    v.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| format!("'{v}' is not a positive whole number"))
+}
+
+fn parse_addr(v: &str) -> Result<SocketAddr, String> {
+    v.parse().map_err(|_| format!("'{v}' is not an address like 127.0.0.1:3000"))
+}
+
+/// `check`'s arguments; `bugs` and `explore` turn theirs into these.
+#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
+pub struct CheckArgs {
+    /// How big a world: small, default or large
+    #[arg(long, value_name = "SCOPE", default_value = "default", value_parser = parse_scope)]
+    pub scope: Scope,
+    /// Check only this world of the scope
+    #[arg(long, value_name = "NAME", value_parser = parse_world)]
+    pub world: Option<&'static str>,
+    /// Switch a catalogue flaw on (repeatable)
+    #[arg(long = "flaw", value_name = "NAME", value_parser = parse_flaw)]
+    pub flaw: Vec<Flaw>,
+    /// Breadth-first (shortest counterexamples) or depth-first (far less memory)
+    #[arg(long = "checker", value_name = "bfs|dfs", default_value = "bfs", value_parser = parse_search)]
+    pub search: Search,
+    /// States generated (revisits included) before the run stops, incomplete
+    #[arg(long, value_name = "N", default_value = "20000000", value_parser = positive, allow_hyphen_values = true)]
+    pub max_states: u64,
+    /// Seconds before the run stops, incomplete
+    #[arg(long = "time-limit", value_name = "SECS", default_value = "600", value_parser = positive, allow_hyphen_values = true)]
+    pub time_limit_secs: u64,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// `bugs --corpus DIR`: write each flaw's shortest trace there.
+    #[arg(skip)]
+    pub corpus: Option<PathBuf>,
+    /// `explore --addr`: where to serve the Explorer.
+    #[arg(skip = SocketAddr::from(([127, 0, 0, 1], 3000)))]
+    pub addr: SocketAddr,
+}
+
+impl Default for CheckArgs {
+    fn default() -> Self {
+        CheckArgs {
+            scope: Scope::Default,
+            world: None,
+            flaw: Vec::new(),
+            search: Search::Bfs,
+            max_states: 20_000_000,
+            time_limit_secs: 600,
+            json: false,
+            corpus: None,
+            addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
+        }
+    }
+}
+
+/// `bugs`'s arguments.
+#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
+pub struct BugsArgs {
+    /// How big a world: small, default or large
+    #[arg(long, value_name = "SCOPE", default_value = "default", value_parser = parse_scope)]
+    pub scope: Scope,
+    /// Write each flaw's shortest trace into DIR as a trace file
+    #[arg(long, value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+    /// States generated per run before it stops, incomplete
+    #[arg(long, value_name = "N", default_value = "20000000", value_parser = positive, allow_hyphen_values = true)]
+    pub max_states: u64,
+    /// Seconds per run before it stops, incomplete
+    #[arg(long = "time-limit", value_name = "SECS", default_value = "600", value_parser = positive, allow_hyphen_values = true)]
+    pub time_limit_secs: u64,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl BugsArgs {
+    pub fn into_check_args(self) -> CheckArgs {
+        CheckArgs {
+            scope: self.scope,
+            max_states: self.max_states,
+            time_limit_secs: self.time_limit_secs,
+            json: self.json,
+            corpus: self.corpus,
+            ..CheckArgs::default()
+        }
+    }
+}
+
+/// `explore`'s arguments.
+#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
+pub struct ExploreArgs {
+    /// How big a world: small, default or large
+    #[arg(long, value_name = "SCOPE", default_value = "default", value_parser = parse_scope)]
+    pub scope: Scope,
+    /// The world to explore (default: list-watch)
+    #[arg(long, value_name = "NAME", value_parser = parse_world)]
+    pub world: Option<&'static str>,
+    /// Switch a catalogue flaw on (repeatable)
+    #[arg(long = "flaw", value_name = "NAME", value_parser = parse_flaw)]
+    pub flaw: Vec<Flaw>,
+    /// Where to serve the Explorer
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:3000", value_parser = parse_addr)]
+    pub addr: SocketAddr,
+}
+
+impl ExploreArgs {
+    pub fn into_check_args(self) -> CheckArgs {
+        CheckArgs {
+            scope: self.scope,
+            world: self.world,
+            flaw: self.flaw,
+            addr: self.addr,
+            ..CheckArgs::default()
+        }
+    }
+}
+
+impl CheckArgs {
+    /// The flaws switched on.
+    pub fn flaws(&self) -> Flaws {
+        self.flaw.iter().fold(Flaws::NONE, |all, f| all.with(*f))
+    }
+
+    /// The worlds this command checks, with `flaws` on.
+    pub fn worlds(&self, flaws: Flaws) -> Vec<World> {
+        let mut all = worlds(self.scope, flaws);
+        all.retain(|w| self.world.is_none_or(|name| w.name == name));
+        all
+    }
+
+    /// What the report says was run.
+    pub fn run(&self, stop_at_violation: bool) -> Run {
+        Run {
+            scope: self.scope,
+            flaws: self.flaws(),
+            search: self.search,
+            limits: self.limits(stop_at_violation),
+        }
+    }
+
+    pub fn limits(&self, stop_at_violation: bool) -> Limits {
+        Limits {
+            max_states: usize::try_from(self.max_states).unwrap_or(usize::MAX),
+            time_limit: Duration::from_secs(self.time_limit_secs),
+            stop_at_violation,
+        }
+    }
+}
+
+/// The properties whose witness no outcome reached.
+pub fn unwitnessed(outcomes: &[Outcome]) -> Vec<Property> {
+    Property::ALL
+        .into_iter()
+        .filter(|p| !outcomes.iter().any(|o| o.verdicts.iter().any(|v| v.property == *p && v.witnessed)))
+        .collect()
+}
+
+fn vacuous(outcomes: &[Outcome]) -> bool {
+    let missing = unwitnessed(outcomes);
+    for p in &missing {
+        eprintln!(
+            "listwatch: the witness of {p} was not reached ({}): its pass would be vacuous",
+            p.witness()
+        );
+    }
+    !missing.is_empty()
+}
+
+/// Run `check`; returns the exit status.
+pub fn check(args: &CheckArgs) -> i32 {
+    let worlds = args.worlds(args.flaws());
+    let outcomes: Vec<Outcome> =
+        worlds.iter().map(|w| check_world(w.config, args.search, args.limits(false))).collect();
+    let text = if args.json {
+        report::check_json(&args.run(false), &worlds, &outcomes)
+    } else {
+        report::check_text(&args.run(false), &worlds, &outcomes)
+    };
+    println!("{text}");
+    if outcomes.iter().any(|o| o.violated().next().is_some()) {
+        1
+    } else if outcomes.iter().any(|o| !o.complete) {
+        eprintln!(
+            "listwatch: a limit (--max-states {} or --time-limit {}) stopped the check",
+            args.max_states, args.time_limit_secs
+        );
+        2
+    } else if vacuous(&outcomes) {
+        3
+    } else {
+        0
+    }
+}
+
+/// Run `bugs`: every flaw must be caught, then the correct system verified.
+pub fn bugs(bugs: &BugsArgs) -> i32 {
+    let args = bugs.clone().into_check_args();
+    let caught = report::catch_all(&args.run(true));
+    let correct_worlds = worlds(args.scope, Flaws::NONE);
+    let correct: Vec<Outcome> =
+        correct_worlds.iter().map(|w| check_world(w.config, Search::Bfs, args.limits(false))).collect();
+    let text = if args.json {
+        report::bugs_json(&args.run(false), &caught, &correct)
+    } else {
+        report::bugs_text(&args.run(false), &caught, &correct)
+    };
+    println!("{text}");
+    if let Some(dir) = &args.corpus {
+        if let Err(e) = write_corpus(dir, &caught) {
+            eprintln!("listwatch: --corpus: {e}");
+            return 2;
+        }
+    }
+    let all_caught = caught.iter().all(|c| c.caught.is_some());
+    let verified = correct.iter().all(|o| o.complete && o.violated().next().is_none());
+    if !(all_caught && verified) {
+        1
+    } else if vacuous(&correct) {
+        3
+    } else {
+        0
+    }
+}
+
+/// The corpus file name of a flaw: its name and where it comes from (`stale-delete-rv.kubernetes-58545.json`).
+pub fn corpus_name(flaw: Flaw) -> String {
+    let mut slug = String::new();
+    for ch in flaw.upstream().chars() {
+        match ch {
+            'a'..='z' | '0'..='9' => slug.push(ch),
+            'A'..='Z' => slug.push(ch.to_ascii_lowercase()),
+            _ if !slug.ends_with('-') => slug.push('-'),
+            _ => {}
+        }
+    }
+    format!("{}.{}.json", flaw.name(), slug.trim_end_matches('-'))
+}
+
+fn write_corpus(dir: &std::path::Path, caught: &[report::Catch]) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for c in caught {
+        if let Some(trace) = &c.trace {
+            let path = dir.join(corpus_name(c.flaw));
+            trace.save(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Run `explore`: serve the Explorer over one world until the process is stopped.
+pub fn explore(explore: &ExploreArgs) -> i32 {
+    let args = explore.clone().into_check_args();
+    if let Err(e) = std::net::TcpListener::bind(args.addr) {
+        eprintln!("listwatch: --addr: cannot listen on {}: {e}", args.addr);
+        return 2;
+    }
+    let world = args.worlds(args.flaws())[0];
+    println!(
+        "listwatch explore: scope {}, world {}, flaws: {}, at http://{}/",
+        args.scope.name(),
+        world.name,
+        args.flaws(),
+        args.addr
+    );
+    crate::checker::explore(world.config, args.addr);
+    0
+}
