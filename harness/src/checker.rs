@@ -6,8 +6,8 @@
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use listwatch_model::{Action, Client, ClientId, Config, ModelClient, Observed, System};
@@ -75,6 +75,10 @@ pub struct CheckModel<C = ModelClient> {
     /// the *last* violating path it visits; reporting only violations no deeper than the first keeps
     /// BFS's counterexamples shortest.
     first_violation_depth: Arc<[AtomicUsize; Property::COUNT]>,
+    /// Set to end the run early: every state becomes a leaf and nothing more is judged, so stateright
+    /// drains its queue at once and what was found so far stays (a deadline, a signal, the memory
+    /// limit). stateright's own timeout is consulted only when a worker runs out of work.
+    stop: Arc<AtomicBool>,
 }
 
 impl<C> fmt::Debug for CheckModel<C> {
@@ -96,11 +100,16 @@ impl<C: Checkable> CheckModel<C> {
             config,
             make,
             first_violation_depth: Arc::new(std::array::from_fn(|_| AtomicUsize::new(usize::MAX))),
+            stop: Arc::new(AtomicBool::new(false)),
         }
     }
 
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
     fn holds(&self, property: Property, s: &CheckState<C>) -> bool {
-        if violation(property, &s.sys, &s.monitor).is_none() {
+        if self.stopped() || violation(property, &s.sys, &s.monitor).is_none() {
             return true;
         }
         let first = &self.first_violation_depth[property as usize];
@@ -115,8 +124,8 @@ macro_rules! property_fns {
             fn $always<C: Checkable>(m: &CheckModel<C>, s: &CheckState<C>) -> bool {
                 m.holds(Property::$p, s)
             }
-            fn $sometimes<C: Checkable>(_: &CheckModel<C>, s: &CheckState<C>) -> bool {
-                witnessed(Property::$p, &s.sys, &s.monitor)
+            fn $sometimes<C: Checkable>(m: &CheckModel<C>, s: &CheckState<C>) -> bool {
+                !m.stopped() && witnessed(Property::$p, &s.sys, &s.monitor)
             }
         )*
         fn stateright_properties<C: Checkable>() -> Vec<stateright::Property<CheckModel<C>>> {
@@ -154,7 +163,7 @@ impl<C: Checkable> Model for CheckModel<C> {
 
     fn actions(&self, state: &CheckState<C>, actions: &mut Vec<Action>) {
         // A state whose history already broke a guarantee is a counterexample's end: no need to go on.
-        if state.monitor.violation.is_none() {
+        if state.monitor.violation.is_none() && !self.stopped() {
             state.sys.actions(actions);
         }
     }
@@ -182,9 +191,49 @@ pub enum Search {
 pub struct Limits {
     /// States generated (revisits included) before the run stops.
     pub max_states: usize,
+    /// How long the run may take; it stops within a fraction of a second of it.
     pub time_limit: Duration,
     /// Stop at the first violation (for catching flaws) instead of exploring everything.
     pub stop_at_violation: bool,
+    /// The process's resident memory at which the run stops, before the kernel would kill it.
+    pub memory_limit_bytes: Option<u64>,
+}
+
+/// Why a run ended before it explored everything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    MaxStates,
+    TimeLimit,
+    MemoryLimit,
+    /// SIGINT or SIGTERM.
+    Interrupted,
+    /// It stopped at its first violation, as asked.
+    FirstViolation,
+}
+
+impl Cut {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Cut::MaxStates => "the --max-states limit",
+            Cut::TimeLimit => "the --time-limit",
+            Cut::MemoryLimit => "the --memory-limit",
+            Cut::Interrupted => "a signal (SIGINT or SIGTERM)",
+            Cut::FirstViolation => "the first violation",
+        }
+    }
+}
+
+/// The flag SIGINT and SIGTERM set (the command line registers them): every run stops at once.
+pub fn interrupted() -> &'static Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
+}
+
+/// The resident memory of this process, from `/proc/self/statm` (`None` where there is none).
+pub fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
 }
 
 /// What one property came to in one world.
@@ -204,10 +253,21 @@ pub struct Outcome {
     pub seconds: f64,
     /// Whether the run explored everything within the scope (no limit hit, no early stop).
     pub complete: bool,
+    /// What ended it early, if anything did.
+    pub cut: Option<Cut>,
     pub verdicts: Vec<Verdict>,
 }
 
 impl Outcome {
+    /// A world that was not checked at all: the run was cut before it began.
+    pub fn not_run(cut: Cut) -> Self {
+        let verdicts = Property::ALL
+            .into_iter()
+            .map(|property| Verdict { property, counterexample: None, witnessed: false })
+            .collect();
+        Outcome { states: 0, depth: 0, seconds: 0.0, complete: false, cut: Some(cut), verdicts }
+    }
+
     pub fn violated(&self) -> impl Iterator<Item = &Verdict> {
         self.verdicts.iter().filter(|v| v.counterexample.is_some())
     }
@@ -220,48 +280,127 @@ pub fn run(config: Config, search: Search, limits: Limits) -> Outcome {
 
 /// Check one world with the clients the model builds.
 pub fn run_with<C: Checkable>(model: CheckModel<C>, search: Search, limits: Limits) -> Outcome {
+    run_labelled(model, search, limits, "check")
+}
+
+/// [`run_with`], naming the world in progress lines.
+pub fn run_labelled<C: Checkable>(
+    model: CheckModel<C>,
+    search: Search,
+    limits: Limits,
+    label: &str,
+) -> Outcome {
     let started = Instant::now();
+    let stop = Arc::clone(&model.stop);
     let builder = model
         .checker()
         // One thread: BFS then yields the shortest counterexample, and the same one on every run.
         .threads(1)
-        .target_state_count(limits.max_states)
-        .timeout(limits.time_limit);
+        .target_state_count(limits.max_states);
     let builder =
         if limits.stop_at_violation { builder.finish_when(HasDiscoveries::AnyFailures) } else { builder };
+    let watch = Watch { stop, limits, label, started };
     match search {
-        Search::Bfs => summarize(with_progress(builder.spawn_bfs()), started, limits),
-        Search::Dfs => summarize(with_progress(builder.spawn_dfs()), started, limits),
+        Search::Bfs => {
+            let (checker, cut) = watch.wait(builder.spawn_bfs());
+            summarize(checker, started, limits, cut)
+        }
+        Search::Dfs => {
+            let (checker, cut) = watch.wait(builder.spawn_dfs());
+            summarize(checker, started, limits, cut)
+        }
     }
 }
 
-/// Wait for a run, showing a progress line (states, states/s, depth) once a second when stderr is a
-/// terminal; nothing when it is piped.
-fn with_progress<C: Checkable, K: Checker<CheckModel<C>>>(checker: K) -> K {
-    use std::io::{IsTerminal, Write};
-    let tty = std::io::stderr().is_terminal();
-    let started = Instant::now();
-    let mut shown = false;
-    while !checker.is_done() {
-        std::thread::sleep(Duration::from_millis(100));
-        if tty && started.elapsed() >= Duration::from_secs(1) {
+/// Watches a run: ends it at the deadline, on a signal or at the memory limit, and shows progress on
+/// stderr (a live line on a terminal, a plain line every five seconds otherwise).
+struct Watch<'a> {
+    stop: Arc<AtomicBool>,
+    limits: Limits,
+    label: &'a str,
+    started: Instant,
+}
+
+impl Watch<'_> {
+    const PLAIN_EVERY: Duration = Duration::from_secs(5);
+
+    fn wait<C: Checkable, K: Checker<CheckModel<C>>>(&self, checker: K) -> (K, Option<Cut>) {
+        use std::io::IsTerminal;
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("  {spinner} {prefix}: {msg} ({elapsed})")
+            {
+                bar.set_style(style);
+            }
+            bar.set_prefix(self.label.to_string());
+            bar
+        });
+        let mut cut = None;
+        let mut last_line = Instant::now();
+        while !checker.is_done() {
+            std::thread::sleep(Duration::from_millis(50));
+            if cut.is_none() {
+                cut = self.cut();
+                if cut.is_some() {
+                    self.stop.store(true, Ordering::Relaxed);
+                }
+            }
+            let elapsed = self.started.elapsed();
             let states = checker.unique_state_count();
-            let rate = states as f64 / started.elapsed().as_secs_f64();
-            eprint!("\r  {states} states, {rate:.0} states/s, depth {}   ", checker.max_depth());
-            let _ = std::io::stderr().flush();
-            shown = true;
+            let line = format!(
+                "{states} states, {:.0} states/s, depth {}",
+                states as f64 / elapsed.as_secs_f64().max(1e-3),
+                checker.max_depth()
+            );
+            match &bar {
+                Some(bar) => {
+                    bar.set_message(match cut {
+                        Some(c) => format!("stopping at {}", c.describe()),
+                        None => line,
+                    });
+                    bar.tick();
+                }
+                None if last_line.elapsed() >= Self::PLAIN_EVERY => {
+                    eprintln!("listwatch: {}: {line}, {:.0} s", self.label, elapsed.as_secs_f64());
+                    last_line = Instant::now();
+                }
+                None => {}
+            }
+        }
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        let checker = checker.join();
+        // The run is over: stateright rebuilds each counterexample by replaying `actions`, which must
+        // offer the same steps again.
+        self.stop.store(false, Ordering::Relaxed);
+        (checker, cut)
+    }
+
+    fn cut(&self) -> Option<Cut> {
+        if interrupted().load(Ordering::Relaxed) {
+            Some(Cut::Interrupted)
+        } else if self.started.elapsed() >= self.limits.time_limit {
+            Some(Cut::TimeLimit)
+        } else if self
+            .limits
+            .memory_limit_bytes
+            .zip(resident_bytes())
+            .is_some_and(|(limit, rss)| rss >= limit)
+        {
+            Some(Cut::MemoryLimit)
+        } else {
+            None
         }
     }
-    if shown {
-        eprint!("\r{:60}\r", "");
-    }
-    checker.join()
 }
 
 fn summarize<C: Checkable>(
     checker: impl Checker<CheckModel<C>>,
     started: Instant,
     limits: Limits,
+    cut: Option<Cut>,
 ) -> Outcome {
     let seconds = started.elapsed().as_secs_f64();
     let mut verdicts = Vec::new();
@@ -278,10 +417,10 @@ fn summarize<C: Checkable>(
     let states = checker.unique_state_count();
     let any_violation = verdicts.iter().any(|v| v.counterexample.is_some());
     // stateright's target counts generated states, revisits included.
-    let limit_hit = checker.state_count() >= limits.max_states || started.elapsed() >= limits.time_limit;
-    let stopped_early = limits.stop_at_violation && any_violation;
-    let complete = !(limit_hit || stopped_early);
-    Outcome { states, depth: checker.max_depth(), seconds, complete, verdicts }
+    let cut = cut
+        .or_else(|| (checker.state_count() >= limits.max_states).then_some(Cut::MaxStates))
+        .or_else(|| (limits.stop_at_violation && any_violation).then_some(Cut::FirstViolation));
+    Outcome { states, depth: checker.max_depth(), seconds, complete: cut.is_none(), cut, verdicts }
 }
 
 /// Serve stateright's Explorer over one world; returns only if the server stops.

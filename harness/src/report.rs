@@ -76,7 +76,13 @@ pub fn check_text(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
             o.depth,
             o.seconds,
             rate(o),
-            if o.complete { "" } else { ", INCOMPLETE (limit hit)" }
+            match o.cut {
+                None => String::new(),
+                Some(crate::checker::Cut::FirstViolation) => ", stopped at the first violation".to_string(),
+                Some(cut) if o.states == 0 =>
+                    format!(", NOT RUN ({} came first): incomplete", cut.describe()),
+                Some(cut) => format!(", INCOMPLETE (stopped by {})", cut.describe()),
+            }
         );
         let _ = writeln!(out, "  {:<17} {}", "", describe(&w.config));
     }
@@ -115,12 +121,13 @@ pub fn check_json(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
         .zip(outcomes)
         .map(|(w, o)| {
             format!(
-                "{{\"world\":{},\"states\":{},\"depth\":{},\"seconds\":{:.3},\"complete\":{}}}",
+                "{{\"world\":{},\"states\":{},\"depth\":{},\"seconds\":{:.3},\"complete\":{},\"stopped_by\":{}}}",
                 js(w.name),
                 o.states,
                 o.depth,
                 o.seconds,
-                o.complete
+                o.complete,
+                o.cut.map_or("null".to_string(), |c| js(c.describe()))
             )
         })
         .collect();

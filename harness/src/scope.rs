@@ -106,12 +106,12 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         etcd_watch_buffer: Some(1),
         tombstones: TombstonePolicy::KeepAtCompactRev,
         manager: None,
-        ..scope.config().with_flaws(flaws)
+        ..Config::default().with_flaws(flaws)
     };
     // Two reflectors on one API server: one cache dispatching to several watches, each client judged
-    // on its own. One write keeps it small.
+    // on its own. One write keeps it small. These side worlds keep their shape whatever the scope.
     let two_reflectors =
-        Config { keys: 1, writes: 1, reflectors: 2, manager: None, ..scope.config().with_flaws(flaws) };
+        Config { keys: 1, writes: 1, reflectors: 2, manager: None, ..Config::default().with_flaws(flaws) };
     vec![
         World { name: "list-watch", config: list_watch },
         World { name: "client-manager", config: manager },

@@ -9,7 +9,12 @@ use listwatch_model::{Flaw, Flaws};
 use listwatch_properties::Property;
 
 fn limits(stop_at_violation: bool) -> Limits {
-    Limits { max_states: 5_000_000, time_limit: Duration::from_secs(300), stop_at_violation }
+    Limits {
+        max_states: 5_000_000,
+        time_limit: Duration::from_secs(300),
+        stop_at_violation,
+        memory_limit_bytes: None,
+    }
 }
 
 fn check(flaws: Flaws, search: Search, stop: bool) -> Vec<Outcome> {

@@ -11,8 +11,12 @@ use listwatch_harness::sim::run::{run_seed, End};
 use listwatch_model::{Flaw, Flaws};
 use listwatch_properties::Property;
 
-const LIMITS: Limits =
-    Limits { max_states: 3_000_000, time_limit: Duration::from_secs(60), stop_at_violation: false };
+const LIMITS: Limits = Limits {
+    max_states: 3_000_000,
+    time_limit: Duration::from_secs(60),
+    stop_at_violation: false,
+    memory_limit_bytes: None,
+};
 const SEEDS: u64 = 500;
 
 #[test]

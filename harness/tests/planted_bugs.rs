@@ -102,8 +102,12 @@ fn caught(bug: Bug) -> Option<(Property, usize)> {
             }
         }
     }
-    let limits =
-        Limits { max_states: 5_000_000, time_limit: Duration::from_secs(300), stop_at_violation: true };
+    let limits = Limits {
+        max_states: 5_000_000,
+        time_limit: Duration::from_secs(300),
+        stop_at_violation: true,
+        memory_limit_bytes: None,
+    };
     let outcome = run_with(CheckModel::with_clients(list_watch_world(), make(bug)), Search::Bfs, limits);
     let found =
         outcome.violated().next().map(|v| (v.property, v.counterexample.as_ref().expect("violated").0.len()));
@@ -112,8 +116,12 @@ fn caught(bug: Bug) -> Option<(Property, usize)> {
 
 #[test]
 fn the_unwrapped_client_holds_in_the_world_the_bugs_are_planted_in() {
-    let limits =
-        Limits { max_states: 5_000_000, time_limit: Duration::from_secs(300), stop_at_violation: false };
+    let limits = Limits {
+        max_states: 5_000_000,
+        time_limit: Duration::from_secs(300),
+        stop_at_violation: false,
+        memory_limit_bytes: None,
+    };
     let outcome = listwatch_harness::checker::run(list_watch_world(), Search::Bfs, limits);
     assert!(outcome.complete && outcome.violated().next().is_none());
 }

@@ -7,12 +7,16 @@ use std::time::Duration;
 use listwatch_model::{Flaw, Flaws};
 use listwatch_properties::Property;
 
-use crate::checker::{run as check_world, Limits, Outcome, Search};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use crate::checker::{interrupted, run_labelled, CheckModel, Cut, Limits, Outcome, Search};
 use crate::report::{self, Run};
 use crate::scope::{worlds, Scope, World, WORLD_NAMES};
 
 pub const CHECK_HELP: &str = "\
-worlds of every scope (--world NAME checks one of them):
+worlds of every scope (--world NAME checks one of them; all but the first keep their shape whatever
+the scope):
   list-watch         the scope's own shape (below)
   client-manager     2 clusters, 3 requests, 1 cluster pause
   ha-mid-upgrade     1 key, 1 write, 1 write to another resource, 1 fault, 2 API servers of which only
@@ -32,7 +36,10 @@ flaws (--flaw, repeatable):
   stale-delete-rv, nil-prevkv-dropped, relist-on-timeout, stop-on-close, spin-on-close,
   sync-under-lock, relist-from-stale-cache, retry-too-large-rv, replace-keeps-missing
 
-A run stopped by --max-states or --time-limit is incomplete and exits 2, whatever it found so far.
+--time-limit is for the whole command, all worlds together. A run stopped by --max-states, --time-limit,
+--memory-limit, SIGINT or SIGTERM prints what it found so far, marked incomplete, and exits 2; a second
+SIGINT ends the process at once. Progress goes to stderr: a live line on a terminal, a plain line every
+five seconds otherwise.
 
 exit status: 0 every property holds and every witness is reached, 1 a property is violated (its
 shortest trace is printed), 2 bad arguments or a limit hit, 3 every property holds but a witness was not
@@ -98,6 +105,9 @@ pub struct CheckArgs {
     /// Seconds before the run stops, incomplete
     #[arg(long = "time-limit", value_name = "SECS", default_value = "600", value_parser = positive, allow_hyphen_values = true)]
     pub time_limit_secs: u64,
+    /// Resident memory (MiB) at which the run stops, incomplete [default: 3/4 of the machine's]
+    #[arg(long = "memory-limit", value_name = "MIB", value_parser = positive, allow_hyphen_values = true)]
+    pub memory_limit_mib: Option<u64>,
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
@@ -118,6 +128,7 @@ impl Default for CheckArgs {
             search: Search::Bfs,
             max_states: 20_000_000,
             time_limit_secs: 600,
+            memory_limit_mib: None,
             json: false,
             corpus: None,
             addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
@@ -215,8 +226,37 @@ impl CheckArgs {
             max_states: usize::try_from(self.max_states).unwrap_or(usize::MAX),
             time_limit: Duration::from_secs(self.time_limit_secs),
             stop_at_violation,
+            memory_limit_bytes: self.memory_limit_mib.map(|m| m << 20).or_else(default_memory_limit),
         }
     }
+}
+
+/// Three quarters of the machine's memory (`/proc/meminfo`), so that the kernel never has to kill a run.
+fn default_memory_limit() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024 / 4 * 3)
+}
+
+/// Check `worlds` one after the other within one deadline: a world the deadline or a signal leaves no
+/// time for is reported as not run.
+fn check_worlds(worlds: &[World], search: Search, limits: Limits) -> Vec<Outcome> {
+    let started = Instant::now();
+    worlds
+        .iter()
+        .map(|w| {
+            let left = limits.time_limit.saturating_sub(started.elapsed());
+            if interrupted().load(Ordering::Relaxed) {
+                return Outcome::not_run(Cut::Interrupted);
+            }
+            if left.is_zero() {
+                return Outcome::not_run(Cut::TimeLimit);
+            }
+            let model = CheckModel::new(w.config);
+            run_labelled(model, search, Limits { time_limit: left, ..limits }, w.name)
+        })
+        .collect()
 }
 
 /// The properties whose witness no outcome reached.
@@ -241,8 +281,7 @@ fn vacuous(outcomes: &[Outcome]) -> bool {
 /// Run `check`; returns the exit status.
 pub fn check(args: &CheckArgs) -> i32 {
     let worlds = args.worlds(args.flaws());
-    let outcomes: Vec<Outcome> =
-        worlds.iter().map(|w| check_world(w.config, args.search, args.limits(false))).collect();
+    let outcomes = check_worlds(&worlds, args.search, args.limits(false));
     let text = if args.json {
         report::check_json(&args.run(false), &worlds, &outcomes)
     } else {
@@ -251,10 +290,10 @@ pub fn check(args: &CheckArgs) -> i32 {
     println!("{text}");
     if outcomes.iter().any(|o| o.violated().next().is_some()) {
         1
-    } else if outcomes.iter().any(|o| !o.complete) {
+    } else if let Some(cut) = outcomes.iter().find_map(|o| o.cut) {
         eprintln!(
-            "listwatch: a limit (--max-states {} or --time-limit {}) stopped the check",
-            args.max_states, args.time_limit_secs
+            "listwatch: {} stopped the check: the report above is partial (incomplete)",
+            cut.describe()
         );
         2
     } else if vacuous(&outcomes) {
@@ -269,8 +308,7 @@ pub fn bugs(bugs: &BugsArgs) -> i32 {
     let args = bugs.clone().into_check_args();
     let caught = report::catch_all(&args.run(true));
     let correct_worlds = worlds(args.scope, Flaws::NONE);
-    let correct: Vec<Outcome> =
-        correct_worlds.iter().map(|w| check_world(w.config, Search::Bfs, args.limits(false))).collect();
+    let correct = check_worlds(&correct_worlds, Search::Bfs, args.limits(false));
     let text = if args.json {
         report::bugs_json(&args.run(false), &caught, &correct)
     } else {

@@ -84,8 +84,20 @@ pub fn parse(command: &str, args: &[String]) -> Result<CheckArgs, UsageError> {
     }
 }
 
+/// SIGINT and SIGTERM stop a running check, which prints its partial report; a second one ends the
+/// process at once.
+fn handle_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let flag = crate::checker::interrupted();
+    for signal in [SIGINT, SIGTERM] {
+        let _ = signal_hook::flag::register_conditional_shutdown(signal, 130, std::sync::Arc::clone(flag));
+        let _ = signal_hook::flag::register(signal, std::sync::Arc::clone(flag));
+    }
+}
+
 /// Dispatch a whole command line (without the program name); returns the exit status.
 pub fn run(args: &[String]) -> i32 {
+    handle_signals();
     let command = match parse_command(args) {
         Ok(c) => c,
         // A reader that stops early (`| head`) is not an error of ours.

@@ -1,0 +1,46 @@
+//! Limits that hold: a check stopped by its time limit or by SIGINT prints the partial report (states,
+//! depth, what it found so far, "incomplete") and exits 2.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn listwatch() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_listwatch"))
+}
+
+#[test]
+fn a_time_limit_stops_the_check_with_a_partial_report() {
+    let out = listwatch().args(["check", "--scope", "large", "--time-limit", "1"]).output().expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(stdout.contains("INCOMPLETE (stopped by the --time-limit)"), "{stdout}");
+    assert!(stdout.contains("NOT RUN"), "the worlds after the deadline are not run: {stdout}");
+    assert!(stdout.contains("undecided"), "no verdict is claimed: {stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("partial"));
+}
+
+#[test]
+fn sigint_stops_a_running_check_and_prints_the_partial_report() {
+    let child = listwatch()
+        .args(["check", "--scope", "large"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    std::thread::sleep(Duration::from_millis(1500));
+    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+    assert!(killed.success());
+    let out = child.wait_with_output().expect("ends");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(stdout.contains("INCOMPLETE (stopped by a signal (SIGINT or SIGTERM))"), "{stdout}");
+    assert!(stdout.lines().any(|l| l.contains("list-watch") && l.contains("states, depth")), "{stdout}");
+}
+
+#[test]
+fn a_memory_limit_below_what_the_process_holds_stops_the_check() {
+    let out = listwatch().args(["check", "--scope", "small", "--memory-limit", "1"]).output().expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(stdout.contains("stopped by the --memory-limit"), "{stdout}");
+}
