@@ -18,6 +18,7 @@ pub struct Run {
     pub limits: Limits,
 }
 use crate::trace::render;
+use crate::tracefile::{Trace, Verdict as TraceVerdict};
 
 fn search_name(search: Search) -> &'static str {
     match search {
@@ -180,6 +181,32 @@ pub struct Catch {
 }
 
 /// Check every catalogue flaw on its own, stopping at its first violation.
+/// Every counterexample of a check as a trace file, with its file name (`PROPERTY.WORLD.json`).
+pub fn counterexample_traces(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> Vec<(String, Trace)> {
+    let mut traces = Vec::new();
+    for (w, o) in worlds.iter().zip(outcomes) {
+        for v in o.violated() {
+            let Some((actions, _)) = &v.counterexample else { continue };
+            let property = v.property;
+            let trace = Trace {
+                title: format!(
+                    "{property} breaks in world {} (scope {}, flaws: {}); {} trace from listwatch check",
+                    w.name,
+                    run.scope.name(),
+                    run.flaws,
+                    if run.search == Search::Bfs { "shortest" } else { "a" }
+                ),
+                config: w.config,
+                seed: None,
+                actions: actions.clone(),
+                expect: TraceVerdict::Breaks { property, step: actions.len() },
+            };
+            traces.push((format!("{}.{}.json", property.name(), w.name), trace));
+        }
+    }
+    traces
+}
+
 pub fn catch_all(run: &Run) -> Vec<Catch> {
     Flaw::ALL
         .into_iter()

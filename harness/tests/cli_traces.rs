@@ -103,3 +103,30 @@ fn show_renders_text_mermaid_and_json() {
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
     assert!(v["steps"].as_array().is_some_and(|s| !s.is_empty()));
 }
+
+/// `check --out DIR` writes each counterexample as a trace file that `replay` accepts and `show` renders.
+#[test]
+fn check_out_writes_counterexamples_that_replay() {
+    let dir = tmp("check-out");
+    let _ = std::fs::remove_dir_all(&dir);
+    let check = listwatch(&[
+        "check",
+        "--scope",
+        "small",
+        "--flaw",
+        "stop-on-close",
+        "--out",
+        dir.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(check.status.code(), Some(1), "a violation");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("--out made the folder")
+        .map(|e| e.expect("an entry").path().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert!(files.iter().any(|f| f.ends_with("converges.list-watch.json")), "{files:?}");
+    let mut replay = vec!["replay"];
+    replay.extend(files.iter().map(String::as_str));
+    let out = listwatch(&replay);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+}

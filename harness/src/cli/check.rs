@@ -111,6 +111,9 @@ pub struct CheckArgs {
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// Write every counterexample into DIR as a trace file (PROPERTY.WORLD.json), for replay and show
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// `bugs --corpus DIR`: write each flaw's shortest trace there.
     #[arg(skip)]
     pub corpus: Option<PathBuf>,
@@ -130,6 +133,7 @@ impl Default for CheckArgs {
             time_limit_secs: 600,
             memory_limit_mib: None,
             json: false,
+            out: None,
             corpus: None,
             addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
         }
@@ -288,6 +292,13 @@ pub fn check(args: &CheckArgs) -> i32 {
         report::check_text(&args.run(false), &worlds, &outcomes)
     };
     println!("{text}");
+    if let Some(dir) = &args.out {
+        let traces = report::counterexample_traces(&args.run(false), &worlds, &outcomes);
+        if let Err(e) = write_traces(dir, traces.iter().map(|(name, t)| (name.as_str(), t))) {
+            eprintln!("listwatch: --out: {e}");
+            return 2;
+        }
+    }
     if outcomes.iter().any(|o| o.violated().next().is_some()) {
         1
     } else if let Some(cut) = outcomes.iter().find_map(|o| o.cut) {
@@ -347,12 +358,20 @@ pub fn corpus_name(flaw: Flaw) -> String {
 }
 
 fn write_corpus(dir: &std::path::Path, caught: &[report::Catch]) -> Result<(), String> {
+    let names: Vec<(String, &crate::tracefile::Trace)> =
+        caught.iter().filter_map(|c| c.trace.as_ref().map(|t| (corpus_name(c.flaw), t))).collect();
+    write_traces(dir, names.iter().map(|(name, t)| (name.as_str(), *t)))
+}
+
+/// Write trace files into `dir`, creating it.
+fn write_traces<'a>(
+    dir: &std::path::Path,
+    traces: impl IntoIterator<Item = (&'a str, &'a crate::tracefile::Trace)>,
+) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    for c in caught {
-        if let Some(trace) = &c.trace {
-            let path = dir.join(corpus_name(c.flaw));
-            trace.save(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        }
+    for (name, trace) in traces {
+        let path = dir.join(name);
+        trace.save(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(())
 }
