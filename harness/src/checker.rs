@@ -150,6 +150,7 @@ property_fns! {
     Backoff => always_backoff, sometimes_backoff;
     NotificationsMatchCache => always_notifications_match_cache, sometimes_notifications_match_cache;
     StaleBounded => always_stale_bounded, sometimes_stale_bounded;
+    ReadyMeansListed => always_ready_means_listed, sometimes_ready_means_listed;
 }
 
 impl<C: Checkable> Model for CheckModel<C> {

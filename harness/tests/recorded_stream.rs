@@ -60,13 +60,13 @@ fn a_recorded_file_is_judged_without_the_model_system() {
     assert!(violation.detail.contains("DELETED") && violation.detail.contains("at or below"), "{violation}");
 }
 
-fn shown(rv: u32, connected: bool) -> Shown {
+fn shown(rv: u32, synced: bool) -> Shown {
     Shown {
         resource_version: Rev(rv),
-        synced: rv > 0,
+        synced,
         between_events: true,
         watch_at_rest: false,
-        connected,
+        connected: true,
         scheduled: false,
         cache: Vec::new(),
     }
@@ -81,7 +81,7 @@ fn a_list_loop_with_no_failure_breaks_the_request_rate_bound() {
     let mut frames = vec![Frame {
         seen: vec![Observed::Sent { client: C, request: list }],
         environment: env,
-        clients: vec![shown(0, true)],
+        clients: vec![shown(0, false)],
     }];
     for _ in 0..6 {
         let ok = Message::List(Ok(ListResponse { rv: Rev(0), items: Vec::new() }));

@@ -75,7 +75,9 @@ impl Fault {
         match self {
             Fault::Disconnect(_) => FaultKind::Disconnect,
             Fault::ServerTimeout(_) => FaultKind::ServerTimeout,
-            Fault::Refuse(_, ApiError::TooManyRequests) => FaultKind::TooManyRequests,
+            Fault::Refuse(_, ApiError::TooManyRequests) | Fault::WatchError(_, ApiError::TooManyRequests) => {
+                FaultKind::TooManyRequests
+            }
             Fault::Refuse(_, ApiError::ConnectionRefused) => FaultKind::ConnectionRefused,
             Fault::Refuse(..) | Fault::WatchError(..) => FaultKind::InternalError,
             Fault::EvictCache(_) => FaultKind::CacheEviction,

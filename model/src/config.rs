@@ -12,7 +12,7 @@ pub enum FaultKind {
     Disconnect,
     /// The server ends a watch at its timeout (A9).
     ServerTimeout,
-    /// A request is answered 429.
+    /// A request is answered 429, or an open watch ends with an ERROR 429 event.
     TooManyRequests,
     /// A request, or an open watch, fails with 500.
     InternalError,

@@ -251,6 +251,11 @@ impl<C: Client> System<C> {
                         if self.fault_ok(FaultKind::InternalError) {
                             out.push(Action::Fault(Fault::WatchError(client, ApiError::InternalError)));
                         }
+                        // A4: an error after the stream opened arrives as an ERROR event, 429 too (C5: the
+                        // reflector backs off and re-watches the same RV).
+                        if self.fault_ok(FaultKind::TooManyRequests) {
+                            out.push(Action::Fault(Fault::WatchError(client, ApiError::TooManyRequests)));
+                        }
                     }
                     if self.fault_ok(FaultKind::Disconnect) {
                         out.push(Action::Fault(Fault::Disconnect(client)));

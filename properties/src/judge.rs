@@ -57,7 +57,8 @@ pub fn violation(property: Property, obs: &impl Observations, monitor: &Monitor)
         | Property::WatchReliable
         | Property::Backoff
         | Property::NotificationsMatchCache
-        | Property::StaleBounded => None,
+        | Property::StaleBounded
+        | Property::ReadyMeansListed => None,
     }
 }
 
@@ -95,6 +96,7 @@ pub fn witnessed(property: Property, obs: &impl Observations, monitor: &Monitor)
         Property::Backoff => clients().any(|(_, m)| m.backed_off && m.outstanding.is_some()),
         Property::NotificationsMatchCache => clients().any(|(_, m)| m.relist_deleted),
         Property::StaleBounded => clients().any(|(_, m)| m.recovered),
+        Property::ReadyMeansListed => obs.client_ids().any(|c| obs.client(c).synced),
     }
 }
 

@@ -39,6 +39,9 @@ pub const STALE_MS_MAX: Millis = 2 * 60 * 1_000;
 pub struct Stream {
     pub from: Rev,
     pub last: Rev,
+    /// A watch from "now" (`rv=""`/`"0"`) starts with synthetic ADDED events for the current state (A3),
+    /// which are not the store's writes at their RVs.
+    pub synthetic: bool,
 }
 
 /// The request a client has outstanding.
@@ -114,6 +117,8 @@ pub struct ClientMonitor {
     pub resumed: bool,
     /// The current watch got a bookmark past its last event (A8).
     pub bookmarked: bool,
+    /// A full LIST has reached the client (C8).
+    pub listed: bool,
     pub last_error: Option<ApiError>,
     /// C1: a failure was seen and the floor has not passed since: the next request must wait.
     pub owe_backoff: Option<Failure>,
@@ -293,11 +298,11 @@ impl Monitor {
                 c.outstanding = Some(Outstanding::Watch);
                 c.watch_progress = false;
                 c.watch_ms = 0;
-                let start = match from {
-                    WatchFrom::Rv(rv) => *rv,
-                    WatchFrom::Now => Rev::ZERO,
+                let (start, synthetic) = match from {
+                    WatchFrom::Rv(rv) => (*rv, false),
+                    WatchFrom::Now => (Rev::ZERO, true),
                 };
-                c.stream = Some(Stream { from: start, last: start });
+                c.stream = Some(Stream { from: start, last: start, synthetic });
             }
         }
         match (owed, request) {
@@ -343,6 +348,7 @@ impl Monitor {
             Message::List(Ok(_)) => {
                 c.outstanding = None;
                 c.last_error = None;
+                c.listed = true;
             }
             Message::List(Err(e)) => {
                 let rv = match c.outstanding {
@@ -396,21 +402,35 @@ impl Monitor {
             self.fail(Property::NoRvRegression, Some(client), detail);
         }
         let Some(stream) = self.clients[i].stream else { return };
-        if rv <= stream.last {
+        // A8: a bookmark may carry the RV of the last event sent; an object event must be newer.
+        if rv < stream.last || (is_object && rv == stream.last) {
             let detail = format!("{event} after RV {} on a watch from {}", stream.last, stream.from);
             self.fail(Property::WatchOrdered, Some(client), detail);
-        } else {
+        } else if rv > stream.last {
             let next = obs.truth().next_write_after(stream.last);
             let skipped = if is_object { next != Some(rv) } else { next.is_some_and(|n| n <= rv) };
             if skipped {
                 let missed = next.map_or("nothing".to_string(), |n| format!("the write at {n}"));
                 self.fail(Property::WatchReliable, Some(client), format!("{event} arrived before {missed}"));
+            } else if let Some(wrong) = (!stream.synthetic).then(|| not_the_write(obs, event)).flatten() {
+                self.fail(Property::WatchReliable, Some(client), wrong);
             }
         }
         let c = &mut self.clients[i];
         c.bookmarked |= !is_object && rv > stream.last;
         c.stream = Some(Stream { last: rv.max(stream.last), ..stream });
         c.watch_progress = true;
+    }
+
+    /// C8: readiness follows the first full list.
+    fn readiness(&mut self, client: ClientId, synced: bool) {
+        let c = &self.clients[usize::from(client.0)];
+        let detail = match (c.listed, synced) {
+            (false, true) => "reports ready before any full LIST reached its cache",
+            (true, false) => "is not ready although a full LIST reached its cache",
+            _ => return,
+        };
+        self.fail(Property::ReadyMeansListed, Some(client), detail.to_string());
     }
 
     /// The handlers' view of the cache, and resurrections.
@@ -515,6 +535,8 @@ impl Monitor {
             c.requests_without_progress = 0;
         }
         c.claimed = view.resource_version;
+        self.readiness(client, view.synced);
+        let c = &mut self.clients[i];
         let told = c.notified.len() != view.cache.len()
             || view.cache.objects().any(|o| c.notified.get(&o.key) != Some(o));
         if told {
@@ -551,6 +573,29 @@ impl Monitor {
             }
         }
     }
+}
+
+/// What is wrong with an event that does not say what the store did at its RV, if anything: an ADDED
+/// must carry the incarnation created there, a MODIFIED the new value of an older one, a DELETED the
+/// last value stamped with the deletion RV (A6).
+fn not_the_write(obs: &impl Observations, event: &WatchEvent) -> Option<String> {
+    let truth = obs.truth();
+    let (rv, key) = match event {
+        WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => (o.rv, o.key),
+        WatchEvent::Bookmark(_) | WatchEvent::Error(_) => return None,
+    };
+    let now = truth.state_at(rv).get(&key).copied();
+    let right = match (event, now) {
+        (WatchEvent::Added(o), Some(t)) => t == *o && o.uid == Uid(rv),
+        (WatchEvent::Modified(o), Some(t)) => t == *o && o.uid != Uid(rv),
+        (WatchEvent::Deleted(o), None) => {
+            let before = truth.state_at(Rev(rv.0.saturating_sub(1))).get(&key).copied();
+            before.is_some_and(|b| Object { rv, ..b } == *o)
+        }
+        _ => false,
+    };
+    let store = now.map_or(format!("{key} absent"), |t| t.to_string());
+    (!right).then(|| format!("{event} is not what the store did at RV {rv} ({store} there)"))
 }
 
 impl ClientMonitor {

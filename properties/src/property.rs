@@ -32,7 +32,8 @@ pub enum Property {
     /// says WATCH; the backoffs are [`Property::Backoff`]'s.
     NoNeedlessRelist,
     NoBusyLoop,
-    /// etcd's robustness names: ordered, unique, resumable.
+    /// etcd's robustness names: ordered, unique, resumable. A bookmark may repeat the RV of the last
+    /// event (A8).
     WatchOrdered,
     /// etcd's robustness names: reliable (no gaps), bookmarkable.
     WatchReliable,
@@ -42,11 +43,13 @@ pub enum Property {
     NotificationsMatchCache,
     /// Once the environment is quiet, a stale client catches up within a bound of model time.
     StaleBounded,
+    /// C8: ready (synced) exactly once a full list has reached the cache.
+    ReadyMeansListed,
 }
 
 impl Property {
     /// How many properties there are.
-    pub const COUNT: usize = 12;
+    pub const COUNT: usize = 13;
 
     pub const ALL: [Property; Self::COUNT] = [
         Property::NoResurrectedDelete,
@@ -61,6 +64,7 @@ impl Property {
         Property::Backoff,
         Property::NotificationsMatchCache,
         Property::StaleBounded,
+        Property::ReadyMeansListed,
     ];
 
     pub fn name(self) -> &'static str {
@@ -77,6 +81,7 @@ impl Property {
             Property::Backoff => "backoff",
             Property::NotificationsMatchCache => "notifications-match-cache",
             Property::StaleBounded => "stale-bounded",
+            Property::ReadyMeansListed => "ready-means-listed",
         }
     }
 
@@ -111,8 +116,9 @@ impl Property {
                  the RV it started from"
             }
             Property::WatchReliable => {
-                "a watch stream skips no event: every write after its RV arrives, and a bookmark is sent only \
-                 when every event up to it was"
+                "a watch stream skips no event and invents none: every write after its RV arrives as what the \
+                 store did there (ADDED a new incarnation, MODIFIED a new value, DELETED the last value at the \
+                 deletion RV), and a bookmark is sent only when every event up to it was"
             }
             Property::Backoff => {
                 "after a failed LIST, a refused WATCH, an ERROR event or a very short watch, the next request \
@@ -123,6 +129,9 @@ impl Property {
             Property::NotificationsMatchCache => {
                 "folding the handlers' notifications (add, update, delete, delete with final state unknown) \
                  gives the cache after every step, and each names the object the handlers last saw"
+            }
+            Property::ReadyMeansListed => {
+                "a client reports ready (synced) only once a full LIST has reached its cache, and from then on"
             }
             Property::StaleBounded => {
                 "once the environment is quiet, a client whose cache differs from the store catches up within \
@@ -149,6 +158,7 @@ impl Property {
                 "a relist notifies the delete of an object it no longer lists"
             }
             Property::StaleBounded => "a client stale once the environment went quiet catches up",
+            Property::ReadyMeansListed => "a client becomes ready",
         }
     }
 
