@@ -268,6 +268,11 @@ impl Store {
         live
     }
 
+    /// A key's value at any revision, compacted or not: ground truth, as [`Self::truth_at`].
+    pub fn truth_of(&self, key: Key, at: Rev) -> Option<KeyValue> {
+        self.newest(Prefix::Watched, key, at).and_then(Entry::value)
+    }
+
     fn check_read(&self, at: Rev) -> Result<(), ReadError> {
         if at < self.compacted {
             return Err(ReadError::Compacted { compacted: self.compacted });

@@ -13,7 +13,7 @@ use listwatch_model::{
     WatchEvent, WatchFrom,
 };
 
-use crate::observations::{Observations, Truth};
+use crate::observations::{Environment, Observations, Truth};
 use crate::property::{Property, Violation};
 use crate::truth::cache_equals_truth;
 
@@ -189,8 +189,9 @@ impl Monitor {
         for o in seen {
             self.observe_one(obs, o);
         }
+        let env = obs.environment();
         for client in obs.client_ids() {
-            self.after_step(obs, client);
+            self.after_step(obs, client, env);
         }
         self.manager_after_step();
     }
@@ -518,7 +519,7 @@ impl Monitor {
     }
 
     /// Per-client checks on the state after a step.
-    fn after_step(&mut self, obs: &impl Observations, client: ClientId) {
+    fn after_step(&mut self, obs: &impl Observations, client: ClientId, env: Environment) {
         let i = usize::from(client.0);
         let view = obs.client(client);
         let c = &mut self.clients[i];
@@ -545,14 +546,16 @@ impl Monitor {
             self.fail(Property::NotificationsMatchCache, Some(client), detail);
         }
         // Stale time: once the environment is quiet, model time that passes while nothing is in flight
-        // and the cache differs from the store counts, until the cache equals it.
-        let env = obs.environment();
+        // and the cache differs from the store counts, until the cache equals it. The comparison is
+        // made only where its answer is used.
         let c = &mut self.clients[i];
         let was_stale = std::mem::take(&mut c.stale) || c.stale_ms > 0;
         c.recovered = false;
         let judge_rest = c.quiet_requests > 0 && view.watch_at_rest;
-        if !(env.quiet || judge_rest) {
+        if !env.quiet {
             c.stale_ms = 0;
+        }
+        if !(judge_rest || env.quiet && (env.settled || was_stale)) {
             return;
         }
         let equal = cache_equals_truth(obs, client);
@@ -584,12 +587,12 @@ fn not_the_write(obs: &impl Observations, event: &WatchEvent) -> Option<String> 
         WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => (o.rv, o.key),
         WatchEvent::Bookmark(_) | WatchEvent::Error(_) => return None,
     };
-    let now = truth.state_at(rv).get(&key).copied();
+    let now = truth.object_at(key, rv);
     let right = match (event, now) {
         (WatchEvent::Added(o), Some(t)) => t == *o && o.uid == Uid(rv),
         (WatchEvent::Modified(o), Some(t)) => t == *o && o.uid != Uid(rv),
         (WatchEvent::Deleted(o), None) => {
-            let before = truth.state_at(Rev(rv.0.saturating_sub(1))).get(&key).copied();
+            let before = truth.object_at(key, Rev(rv.0.saturating_sub(1)));
             before.is_some_and(|b| Object { rv, ..b } == *o)
         }
         _ => false,

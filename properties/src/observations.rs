@@ -21,6 +21,10 @@ pub trait Truth {
     fn state_at(&self, rev: Rev) -> BTreeMap<Key, Object>;
     /// The revision of the first write to the watched resource after `rev`.
     fn next_write_after(&self, rev: Rev) -> Option<Rev>;
+    /// One object of the watched resource at `rev`.
+    fn object_at(&self, key: Key, rev: Rev) -> Option<Object> {
+        self.state_at(rev).remove(&key)
+    }
 }
 
 impl Truth for Store {
@@ -38,6 +42,10 @@ impl Truth for Store {
 
     fn next_write_after(&self, rev: Rev) -> Option<Rev> {
         self.next_watched_write_after(rev)
+    }
+
+    fn object_at(&self, key: Key, rev: Rev) -> Option<Object> {
+        self.truth_of(key, rev).map(|kv| kv.object())
     }
 }
 
