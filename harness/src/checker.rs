@@ -67,10 +67,13 @@ pub trait Checkable: Client + Clone + fmt::Debug + Eq + Hash + Send + Sync + 'st
 
 impl<C: Client + Clone + fmt::Debug + Eq + Hash + Send + Sync + 'static> Checkable for C {}
 
+/// How a model builds each client of a world.
+type MakeClient<C> = Arc<dyn Fn(&Config, ClientId) -> C + Send + Sync>;
+
 /// The stateright model of one world.
 pub struct CheckModel<C = ModelClient> {
     pub config: Config,
-    make: fn(&Config, ClientId) -> C,
+    make: MakeClient<C>,
     /// Per property, the depth of the first violation found (`usize::MAX`: none yet). stateright keeps
     /// the *last* violating path it visits; reporting only violations no deeper than the first keeps
     /// BFS's counterexamples shortest.
@@ -95,10 +98,13 @@ impl CheckModel {
 
 impl<C: Checkable> CheckModel<C> {
     /// A model whose clients `make` builds.
-    pub fn with_clients(config: Config, make: fn(&Config, ClientId) -> C) -> Self {
+    pub fn with_clients(
+        config: Config,
+        make: impl Fn(&Config, ClientId) -> C + Send + Sync + 'static,
+    ) -> Self {
         CheckModel {
             config,
-            make,
+            make: Arc::new(make),
             first_violation_depth: Arc::new(std::array::from_fn(|_| AtomicUsize::new(usize::MAX))),
             stop: Arc::new(AtomicBool::new(false)),
         }
@@ -158,8 +164,8 @@ impl<C: Checkable> Model for CheckModel<C> {
     type Action = Action;
 
     fn init_states(&self) -> Vec<CheckState<C>> {
-        let (config, make) = (self.config, self.make);
-        vec![CheckState::start_with(config, |c| make(&config, c))]
+        let config = self.config;
+        vec![CheckState::start_with(config, |c| (self.make)(&config, c))]
     }
 
     fn actions(&self, state: &CheckState<C>, actions: &mut Vec<Action>) {
@@ -198,6 +204,18 @@ pub struct Limits {
     pub stop_at_violation: bool,
     /// The process's resident memory at which the run stops, before the kernel would kill it.
     pub memory_limit_bytes: Option<u64>,
+}
+
+impl Limits {
+    /// At most `max_states` generated states and ten minutes, no memory limit.
+    pub fn states(max_states: usize, stop_at_violation: bool) -> Self {
+        Limits {
+            max_states,
+            time_limit: Duration::from_secs(600),
+            stop_at_violation,
+            memory_limit_bytes: None,
+        }
+    }
 }
 
 /// Why a run ended before it explored everything.

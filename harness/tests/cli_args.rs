@@ -14,7 +14,7 @@ fn check_arguments_parse() {
     let words =
         ["--scope", "small", "--flaw", "stop-on-close", "--flaw", "spin-on-close", "--checker", "dfs"];
     let parsed = parse("check", &args(&words)).expect("valid");
-    assert_eq!(parsed.scope, Scope::Small);
+    assert_eq!(parsed.scope(), Scope::Small);
     assert_eq!(parsed.flaws(), Flaws::only(Flaw::StopOnClose).with(Flaw::SpinOnClose));
     assert_eq!(parsed.search, Search::Dfs);
 }
@@ -80,7 +80,7 @@ fn exit_status_follows_the_verdict() {
 #[test]
 fn a_check_that_leaves_a_witness_unreached_exits_3() {
     let client_manager = args(&["check", "--scope", "small", "--world", "client-manager"]);
-    assert_eq!(parse("check", &client_manager[1..]).expect("valid").world, Some("client-manager"));
+    assert_eq!(parse("check", &client_manager[1..]).expect("valid").worlds.world, Some("client-manager"));
     assert_eq!(run(&client_manager), 3);
     assert_eq!(
         run(&args(&["check", "--scope", "small", "--world", "list-watch"])),

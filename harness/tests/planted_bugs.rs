@@ -3,8 +3,6 @@
 //! default scope's list/watch world. The unwrapped client holds in the same world, so what the checker
 //! finds is the bug.
 
-use std::time::Duration;
-
 use listwatch_harness::checker::{run_with, CheckModel, Limits, Search};
 use listwatch_harness::scope::{worlds, Scope};
 use listwatch_model::{
@@ -85,30 +83,9 @@ fn list_watch_world() -> Config {
 
 /// The first property the checker finds broken with `bug` planted, and the shortest trace's length.
 fn caught(bug: Bug) -> Option<(Property, usize)> {
-    fn make(bug: Bug) -> fn(&Config, ClientId) -> Planted {
-        match bug {
-            Bug::NoBackoff => {
-                |c, _| Planted { inner: ModelClient::new(c.reflector, c.flaws), bug: Bug::NoBackoff }
-            }
-            Bug::RelistAfterThrottle => |c, _| Planted {
-                inner: ModelClient::new(c.reflector, c.flaws),
-                bug: Bug::RelistAfterThrottle,
-            },
-            Bug::SilentRelistDelete => {
-                |c, _| Planted { inner: ModelClient::new(c.reflector, c.flaws), bug: Bug::SilentRelistDelete }
-            }
-            Bug::HourBackoff => {
-                |c, _| Planted { inner: ModelClient::new(c.reflector, c.flaws), bug: Bug::HourBackoff }
-            }
-        }
-    }
-    let limits = Limits {
-        max_states: 5_000_000,
-        time_limit: Duration::from_secs(300),
-        stop_at_violation: true,
-        memory_limit_bytes: None,
-    };
-    let outcome = run_with(CheckModel::with_clients(list_watch_world(), make(bug)), Search::Bfs, limits);
+    let make = move |c: &Config, _: ClientId| Planted { inner: ModelClient::new(c.reflector, c.flaws), bug };
+    let limits = Limits::states(5_000_000, true);
+    let outcome = run_with(CheckModel::with_clients(list_watch_world(), make), Search::Bfs, limits);
     let found =
         outcome.violated().next().map(|v| (v.property, v.counterexample.as_ref().expect("violated").0.len()));
     found
@@ -116,12 +93,7 @@ fn caught(bug: Bug) -> Option<(Property, usize)> {
 
 #[test]
 fn the_unwrapped_client_holds_in_the_world_the_bugs_are_planted_in() {
-    let limits = Limits {
-        max_states: 5_000_000,
-        time_limit: Duration::from_secs(300),
-        stop_at_violation: false,
-        memory_limit_bytes: None,
-    };
+    let limits = Limits::states(5_000_000, false);
     let outcome = listwatch_harness::checker::run(list_watch_world(), Search::Bfs, limits);
     assert!(outcome.complete && outcome.violated().next().is_none());
 }

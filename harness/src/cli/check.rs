@@ -84,18 +84,31 @@ fn parse_addr(v: &str) -> Result<SocketAddr, String> {
     v.parse().map_err(|_| format!("'{v}' is not an address like 127.0.0.1:3000"))
 }
 
-/// `check`'s arguments; `bugs` and `explore` turn theirs into these.
+/// Which worlds, with which flaws: shared by `check` and `explore`.
 #[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
-pub struct CheckArgs {
+pub struct WorldArgs {
     /// How big a world: small, default or large
     #[arg(long, value_name = "SCOPE", default_value = "default", value_parser = parse_scope)]
     pub scope: Scope,
-    /// Check only this world of the scope
+    /// Only this world of the scope (explore: the first of those)
     #[arg(long, value_name = "NAME", value_parser = parse_world)]
     pub world: Option<&'static str>,
     /// Switch a catalogue flaw on (repeatable)
     #[arg(long = "flaw", value_name = "NAME", value_parser = parse_flaw)]
     pub flaw: Vec<Flaw>,
+}
+
+impl Default for WorldArgs {
+    fn default() -> Self {
+        WorldArgs { scope: Scope::Default, world: None, flaw: Vec::new() }
+    }
+}
+
+/// `check`'s arguments; `bugs` and `explore` turn theirs into these.
+#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub worlds: WorldArgs,
     /// Breadth-first (shortest counterexamples) or depth-first (far less memory)
     #[arg(long = "checker", value_name = "bfs|dfs", default_value = "bfs", value_parser = parse_search)]
     pub search: Search,
@@ -125,9 +138,7 @@ pub struct CheckArgs {
 impl Default for CheckArgs {
     fn default() -> Self {
         CheckArgs {
-            scope: Scope::Default,
-            world: None,
-            flaw: Vec::new(),
+            worlds: WorldArgs::default(),
             search: Search::Bfs,
             max_states: 20_000_000,
             time_limit_secs: 600,
@@ -163,7 +174,7 @@ pub struct BugsArgs {
 impl BugsArgs {
     pub fn into_check_args(self) -> CheckArgs {
         CheckArgs {
-            scope: self.scope,
+            worlds: WorldArgs { scope: self.scope, ..WorldArgs::default() },
             max_states: self.max_states,
             time_limit_secs: self.time_limit_secs,
             json: self.json,
@@ -176,15 +187,8 @@ impl BugsArgs {
 /// `explore`'s arguments.
 #[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
 pub struct ExploreArgs {
-    /// How big a world: small, default or large
-    #[arg(long, value_name = "SCOPE", default_value = "default", value_parser = parse_scope)]
-    pub scope: Scope,
-    /// The world to explore (default: list-watch)
-    #[arg(long, value_name = "NAME", value_parser = parse_world)]
-    pub world: Option<&'static str>,
-    /// Switch a catalogue flaw on (repeatable)
-    #[arg(long = "flaw", value_name = "NAME", value_parser = parse_flaw)]
-    pub flaw: Vec<Flaw>,
+    #[command(flatten)]
+    pub worlds: WorldArgs,
     /// Where to serve the Explorer
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:3000", value_parser = parse_addr)]
     pub addr: SocketAddr,
@@ -192,33 +196,31 @@ pub struct ExploreArgs {
 
 impl ExploreArgs {
     pub fn into_check_args(self) -> CheckArgs {
-        CheckArgs {
-            scope: self.scope,
-            world: self.world,
-            flaw: self.flaw,
-            addr: self.addr,
-            ..CheckArgs::default()
-        }
+        CheckArgs { worlds: self.worlds, addr: self.addr, ..CheckArgs::default() }
     }
 }
 
 impl CheckArgs {
+    pub fn scope(&self) -> Scope {
+        self.worlds.scope
+    }
+
     /// The flaws switched on.
     pub fn flaws(&self) -> Flaws {
-        self.flaw.iter().fold(Flaws::NONE, |all, f| all.with(*f))
+        self.worlds.flaw.iter().fold(Flaws::NONE, |all, f| all.with(*f))
     }
 
     /// The worlds this command checks, with `flaws` on.
     pub fn worlds(&self, flaws: Flaws) -> Vec<World> {
-        let mut all = worlds(self.scope, flaws);
-        all.retain(|w| self.world.is_none_or(|name| w.name == name));
+        let mut all = worlds(self.scope(), flaws);
+        all.retain(|w| self.worlds.world.is_none_or(|name| w.name == name));
         all
     }
 
     /// What the report says was run.
     pub fn run(&self, stop_at_violation: bool) -> Run {
         Run {
-            scope: self.scope,
+            scope: self.scope(),
             flaws: self.flaws(),
             search: self.search,
             limits: self.limits(stop_at_violation),
@@ -318,7 +320,7 @@ pub fn check(args: &CheckArgs) -> i32 {
 pub fn bugs(bugs: &BugsArgs) -> i32 {
     let args = bugs.clone().into_check_args();
     let caught = report::catch_all(&args.run(true));
-    let correct_worlds = worlds(args.scope, Flaws::NONE);
+    let correct_worlds = worlds(args.scope(), Flaws::NONE);
     let correct = check_worlds(&correct_worlds, Search::Bfs, args.limits(false));
     let text = if args.json {
         report::bugs_json(&args.run(false), &caught, &correct)
@@ -386,7 +388,7 @@ pub fn explore(explore: &ExploreArgs) -> i32 {
     let world = args.worlds(args.flaws())[0];
     println!(
         "listwatch explore: scope {}, world {}, flaws: {}, at http://{}/",
-        args.scope.name(),
+        args.scope().name(),
         world.name,
         args.flaws(),
         args.addr
