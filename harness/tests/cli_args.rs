@@ -88,3 +88,16 @@ fn a_check_that_leaves_a_witness_unreached_exits_3() {
         "one world is not all"
     );
 }
+
+/// Settings on top of a named scope change the list-watch world only, and the report shows them.
+#[test]
+fn scope_flags_shape_the_list_watch_world() {
+    let parsed =
+        parse("check", &args(&["--scope", "small", "--writes", "1", "--faults", "0", "--servers", "2"]))
+            .expect("valid");
+    let worlds = parsed.worlds(listwatch_model::Flaws::NONE);
+    let lw = worlds.iter().find(|w| w.name == "list-watch").expect("the list-watch world");
+    assert_eq!((lw.config.writes, lw.config.faults, lw.config.servers, lw.config.keys), (1, 0, 2, 1));
+    let manager = worlds.iter().find(|w| w.name == "client-manager").expect("the manager world");
+    assert_eq!(manager.config.faults, 1, "the other worlds keep their shape");
+}

@@ -17,7 +17,7 @@ use crate::scope::{worlds, Scope, World, WORLD_NAMES};
 pub const CHECK_HELP: &str = "\
 worlds of every scope (--world NAME checks one of them; all but the first keep their shape whatever
 the scope):
-  list-watch         the scope's own shape (below)
+  list-watch         the scope's own shape (below), changed by --keys, --writes, ... where given
   client-manager     2 clusters, 3 requests, 1 cluster pause
   ha-mid-upgrade     1 key, 1 write, 1 write to another resource, 1 fault, 2 API servers of which only
                      apiserver-1 gets etcd progress notifications
@@ -96,11 +96,68 @@ pub struct WorldArgs {
     /// Switch a catalogue flaw on (repeatable)
     #[arg(long = "flaw", value_name = "NAME", value_parser = parse_flaw)]
     pub flaw: Vec<Flaw>,
+    #[command(flatten)]
+    pub shape: Shape,
 }
 
 impl Default for WorldArgs {
     fn default() -> Self {
-        WorldArgs { scope: Scope::Default, world: None, flaw: Vec::new() }
+        WorldArgs { scope: Scope::Default, world: None, flaw: Vec::new(), shape: Shape::default() }
+    }
+}
+
+fn count(v: &str) -> Result<u8, String> {
+    v.parse::<u8>().map_err(|_| format!("'{v}' is not a whole number from 0 to 255"))
+}
+
+fn at_least_one(v: &str) -> Result<u8, String> {
+    count(v).and_then(|n| if n == 0 { Err("must be at least 1".into()) } else { Ok(n) })
+}
+
+/// Settings of the list-watch world on top of the named scope (the other worlds keep their shape).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::Args)]
+#[command(next_help_heading = "The list-watch world, on top of the scope")]
+pub struct Shape {
+    /// Object keys of the watched resource
+    #[arg(long, value_name = "N", value_parser = count, allow_hyphen_values = true)]
+    pub keys: Option<u8>,
+    /// Writes (create, update, delete) to the watched resource
+    #[arg(long, value_name = "N", value_parser = count, allow_hyphen_values = true)]
+    pub writes: Option<u8>,
+    /// Writes to another resource (they move the revision only)
+    #[arg(long = "foreign-writes", value_name = "N", value_parser = count, allow_hyphen_values = true)]
+    pub foreign_writes: Option<u8>,
+    /// Compactions of etcd
+    #[arg(long, value_name = "N", value_parser = count, allow_hyphen_values = true)]
+    pub compactions: Option<u8>,
+    /// Faults, of every kind
+    #[arg(long, value_name = "N", value_parser = count, allow_hyphen_values = true)]
+    pub faults: Option<u8>,
+    /// API servers
+    #[arg(long, value_name = "N", value_parser = at_least_one, allow_hyphen_values = true)]
+    pub servers: Option<u8>,
+    /// Reflectors
+    #[arg(long, value_name = "N", value_parser = count, allow_hyphen_values = true)]
+    pub reflectors: Option<u8>,
+    /// Events each watch cache keeps
+    #[arg(long = "cache-window", value_name = "N", value_parser = at_least_one, allow_hyphen_values = true)]
+    pub cache_window: Option<u8>,
+}
+
+impl Shape {
+    /// `config` with these settings where given.
+    pub fn apply(self, config: listwatch_model::Config) -> listwatch_model::Config {
+        listwatch_model::Config {
+            keys: self.keys.unwrap_or(config.keys),
+            writes: self.writes.unwrap_or(config.writes),
+            foreign_writes: self.foreign_writes.unwrap_or(config.foreign_writes),
+            compactions: self.compactions.unwrap_or(config.compactions),
+            faults: self.faults.unwrap_or(config.faults),
+            servers: self.servers.unwrap_or(config.servers),
+            reflectors: self.reflectors.unwrap_or(config.reflectors),
+            cache_window: self.cache_window.unwrap_or(config.cache_window),
+            ..config
+        }
     }
 }
 
@@ -214,6 +271,9 @@ impl CheckArgs {
     pub fn worlds(&self, flaws: Flaws) -> Vec<World> {
         let mut all = worlds(self.scope(), flaws);
         all.retain(|w| self.worlds.world.is_none_or(|name| w.name == name));
+        for w in all.iter_mut().filter(|w| w.name == WORLD_NAMES[0]) {
+            w.config = self.worlds.shape.apply(w.config);
+        }
         all
     }
 
