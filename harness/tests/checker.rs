@@ -1,20 +1,13 @@
 //! The exhaustive checker proves the correct system in the small scope, reaches every witness, and
 //! catches every catalogue flaw with a shortest counterexample.
 
-use std::time::Duration;
-
 use listwatch_harness::checker::{run, Limits, Outcome, Search};
 use listwatch_harness::scope::{worlds, Scope};
 use listwatch_model::{Flaw, Flaws};
 use listwatch_properties::Property;
 
 fn limits(stop_at_violation: bool) -> Limits {
-    Limits {
-        max_states: 5_000_000,
-        time_limit: Duration::from_secs(300),
-        stop_at_violation,
-        memory_limit_bytes: None,
-    }
+    Limits::states(5_000_000, stop_at_violation)
 }
 
 fn check(flaws: Flaws, search: Search, stop: bool) -> Vec<Outcome> {

@@ -608,8 +608,3 @@ impl ClientMonitor {
         self.since_failure_ms = 0;
     }
 }
-
-/// The truth's compacted revision, for witnesses.
-pub fn compacted(obs: &impl Observations) -> Rev {
-    obs.truth().compacted()
-}

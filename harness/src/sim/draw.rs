@@ -194,7 +194,7 @@ impl Draw {
             Action::Fault(_) if now.faults_wait => 0,
             Action::WriteOther if self.late_foreign_writes && now.watched_writes_left => 0,
             Action::Route(client, _)
-                if self.late_start && now.writes_left && !now.sys.reflector(*client).has_synced() =>
+                if self.late_start && now.writes_left && !now.sys.view(*client).synced =>
             {
                 0
             }
