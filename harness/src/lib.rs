@@ -7,6 +7,7 @@
 pub mod action_text;
 pub mod checker;
 pub mod cli;
+pub mod conformance;
 pub mod live;
 pub mod render;
 pub mod replay;

@@ -57,6 +57,8 @@ fn help_and_version_exit_0_on_every_command() {
         &["replay", "--help"],
         &["show", "--help"],
         &["explore", "--help"],
+        &["conformance", "--help"],
+        &["conformance", "etcd", "--help"],
     ] {
         assert_eq!(run(&args(words)), 0, "{words:?}");
     }
@@ -100,4 +102,32 @@ fn scope_flags_shape_the_list_watch_world() {
     assert_eq!((lw.config.writes, lw.config.faults, lw.config.servers, lw.config.keys), (1, 0, 2, 1));
     let manager = worlds.iter().find(|w| w.name == "client-manager").expect("the manager world");
     assert_eq!(manager.config.faults, 1, "the other worlds keep their shape");
+}
+
+#[test]
+fn conformance_arguments_are_checked_before_etcd_is_needed() {
+    use std::process::Command;
+    let listwatch =
+        |words: &[&str]| Command::new(env!("CARGO_BIN_EXE_listwatch")).args(words).output().expect("runs");
+    for (words, says) in [
+        (&["conformance", "etcd", "--sequences", "0"][..], "--sequences: must be at least 1"),
+        (
+            &["conformance", "etcd", "--endpoint", "localhost:2379"],
+            "--endpoint: 'localhost:2379' is not a URL",
+        ),
+        (&["conformance", "etcd", "--max-ops", "2"], "--max-ops: '2' is not a number in 4..=500"),
+        (&["conformance", "etcd", "--replay", "no/such/file.json"], "no/such/file.json: "),
+    ] {
+        let out = listwatch(words);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{words:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{words:?}: {stderr}");
+        assert!(stderr.contains(says), "{words:?}: {stderr}");
+    }
+    if !cfg!(feature = "etcd") {
+        let out = listwatch(&["conformance", "etcd"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr.contains("scripts/install-etcd") && stderr.contains("--features etcd"), "{stderr}");
+    }
 }

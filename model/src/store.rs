@@ -1,5 +1,5 @@
 //! etcd's MVCC store as the API server sees it: one global revision, per-key history with tombstones,
-//! compaction, reads at a revision and watches (SEMANTICS E1–E7).
+//! compaction, reads at a revision and watches (SEMANTICS E1–E8).
 //!
 //! The watched resource type lives under one prefix; writes of other resource types (`Prefix::Other`)
 //! move the global revision without producing events for the watched prefix, which is why a watch
@@ -50,7 +50,8 @@ enum Op {
     Delete,
 }
 
-/// One revision of history: Kubernetes writes one key per transaction (E1).
+/// One key's change in history. Kubernetes writes one key per transaction (E1), but a transaction that
+/// deletes several keys (E8: a lease revoked) leaves several entries at one revision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 struct Entry {
     rev: Rev,
@@ -212,20 +213,50 @@ impl Store {
         }
     }
 
+    /// Delete every live key of `keys` in one transaction, all at one new revision (E8: a lease revoked,
+    /// a multi-key delete). Keys with no live value are left alone, as etcd's delete-range of a missing
+    /// key is; a transaction that deletes nothing does not move the revision and returns `NotFound`.
+    pub fn delete_all(&mut self, prefix: Prefix, keys: &[Key]) -> Result<(Rev, Vec<Key>), WriteError> {
+        let rev = self.rev.next();
+        let mut deleted: Vec<Key> = Vec::new();
+        for &key in keys {
+            let live = matches!(self.newest(prefix, key, self.rev).map(|e| e.op), Some(Op::Put { .. }));
+            if live && !deleted.contains(&key) {
+                deleted.push(key);
+            }
+        }
+        if deleted.is_empty() {
+            return Err(WriteError::NotFound);
+        }
+        let entries: Vec<Entry> =
+            deleted.iter().map(|&key| Entry { rev, prefix, key, op: Op::Delete }).collect();
+        self.append_all(&entries);
+        Ok((rev, deleted))
+    }
+
     fn append(&mut self, entry: Entry) {
-        self.rev = entry.rev;
-        self.history.push(entry);
+        self.append_all(&[entry]);
+    }
+
+    /// Append the entries of one revision.
+    fn append_all(&mut self, entries: &[Entry]) {
+        let Some(first) = entries.first() else { return };
+        let (rev, prefix) = (first.rev, first.prefix);
+        self.rev = rev;
+        self.history.extend_from_slice(entries);
         // A synced watcher (one that has pulled everything) is notified at once, as etcd's synced
-        // watcher group is at the end of every write transaction; a full one stays behind.
+        // watcher group is at the end of every write transaction; a full one stays behind. A revision is
+        // never split (E8): a watcher with room takes all of its entries, as etcd sends a transaction's
+        // events to a synced watcher in one batch.
         for w in self.watches.values_mut() {
-            if w.next_rev != entry.rev {
+            if w.next_rev != rev {
                 continue;
             }
-            if entry.prefix != w.prefix {
-                w.next_rev = entry.rev.next();
+            if prefix != w.prefix {
+                w.next_rev = rev.next();
             } else if self.watch_buffer.is_none_or(|cap| w.pending.len() < usize::from(cap)) {
-                w.pending.push_back(entry);
-                w.next_rev = entry.rev.next();
+                w.pending.extend(entries.iter().copied());
+                w.next_rev = rev.next();
             }
         }
     }
@@ -316,6 +347,11 @@ impl Store {
         Ok(())
     }
 
+    /// Cancel watch `id` at the client's request; nothing more is sent on it.
+    pub fn unwatch(&mut self, id: WatcherId) -> bool {
+        self.watches.remove(&id).is_some()
+    }
+
     pub fn has_watch(&self, id: WatcherId) -> bool {
         self.watches.contains_key(&id)
     }
@@ -332,11 +368,13 @@ impl Store {
             if e.prefix != prefix || self.compacted_away(e) {
                 continue;
             }
-            if room == 0 {
+            // E8: a revision is pulled whole, so a full buffer stops only between revisions.
+            let same_rev = pulled.last().is_some_and(|p: &Entry| p.rev == e.rev);
+            if room == 0 && !same_rev {
                 next_rev = e.rev;
                 break;
             }
-            room -= 1;
+            room = room.saturating_sub(1);
             pulled.push(*e);
         }
         let w = self.watches.get_mut(&id).expect("looked up above");

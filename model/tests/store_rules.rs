@@ -1,4 +1,4 @@
-//! SEMANTICS E1–E7: the etcd store, one test (or more) per rule.
+//! SEMANTICS E1–E8: the etcd store, one test (or more) per rule.
 
 use listwatch_model::store::{
     EventKind, Prefix, ReadError, Store, TombstonePolicy, WatchResponse, WriteError,
@@ -181,4 +181,38 @@ fn e7_progress_only_when_caught_up() {
     event(s.send_next(0));
     s.put(Prefix::Other, Key(5)); // 2: no event for the watched prefix
     assert_eq!(s.progress(0), Some(Rev(2)));
+}
+
+#[test]
+fn e8_a_multi_key_delete_takes_one_revision_and_its_events_share_it() {
+    let mut s = store();
+    s.put(Prefix::Watched, A);
+    s.put(Prefix::Watched, B);
+    s.watch(0, Rev(3)).unwrap();
+    let (rev, deleted) = s.delete_all(Prefix::Watched, &[A, Key(7), B]).unwrap();
+    assert_eq!((rev, deleted), (Rev(3), vec![A, B]), "a missing key is left alone");
+    assert_eq!(s.rev(), Rev(3), "one transaction, one revision");
+    let (first, second) = (event(s.send_next(0)), event(s.send_next(0)));
+    assert_eq!((first.rev, first.key), (Rev(3), A));
+    assert_eq!((second.rev, second.key), (Rev(3), B), "non-decreasing order, unique per (rev, key)");
+    assert_eq!(second.prev.map(|kv| kv.mod_rev), Some(Rev(2)));
+    assert_eq!(s.delete_all(Prefix::Watched, &[A, B]), Err(WriteError::NotFound));
+    assert_eq!(s.rev(), Rev(3), "a transaction that deletes nothing does not move the revision");
+}
+
+#[test]
+fn e8_a_full_watcher_never_splits_a_revision() {
+    let mut s = Store::new(TombstonePolicy::DropAtCompaction, Some(1));
+    for k in 0..3 {
+        s.put(Prefix::Watched, Key(k));
+    }
+    s.delete_all(Prefix::Watched, &[Key(0), Key(1), Key(2)]).unwrap();
+    s.put(Prefix::Watched, A);
+    s.watch(0, Rev(4)).unwrap();
+    let revs: Vec<(Rev, Key)> = std::iter::from_fn(|| match s.send_next(0) {
+        Some(WatchResponse::Event(e)) => Some((e.rev, e.key)),
+        _ => None,
+    })
+    .collect();
+    assert_eq!(revs, vec![(Rev(4), Key(0)), (Rev(4), Key(1)), (Rev(4), Key(2)), (Rev(5), A)]);
 }

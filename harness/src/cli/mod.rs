@@ -6,6 +6,7 @@
 //! suggestion for a typo), and exit 2; `--help` and `--version` print to stdout and exit 0.
 
 pub mod check;
+pub mod conformance;
 pub mod simulate;
 pub mod traces;
 
@@ -63,6 +64,8 @@ pub enum Command {
     Show(traces::ShowArgs),
     /// Check that trace files still give their recorded verdict
     Replay(traces::ReplayArgs),
+    /// Check the store model against a real system, answer by answer
+    Conformance(conformance::ConformanceArgs),
 }
 
 /// Parse a whole command line (without the program name).
@@ -123,6 +126,7 @@ pub fn run(args: &[String]) -> i32 {
         Some(Command::Simulate(s)) => simulate::simulate(&s),
         Some(Command::Show(s)) => traces::show(&s),
         Some(Command::Replay(r)) => traces::replay_files(&r),
+        Some(Command::Conformance(c)) => conformance::conformance(&c),
     };
     result.unwrap_or_else(|e| {
         eprintln!("listwatch: {e}");

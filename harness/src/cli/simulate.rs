@@ -16,11 +16,11 @@ for the same arguments; timings go to stderr.
 
 exit status: 0 every seed passes, 1 a seed fails, 2 bad arguments or a trace that cannot be written.";
 
-fn whole(v: &str) -> Result<u64, String> {
+pub(crate) fn whole(v: &str) -> Result<u64, String> {
     v.parse::<u64>().map_err(|_| format!("'{v}' is not a whole number"))
 }
 
-fn at_least_one(v: &str) -> Result<u64, String> {
+pub(crate) fn at_least_one(v: &str) -> Result<u64, String> {
     whole(v).and_then(|n| if n == 0 { Err("must be at least 1".to_string()) } else { Ok(n) })
 }
 
