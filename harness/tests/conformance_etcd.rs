@@ -94,6 +94,20 @@ mod with_etcd {
     }
 
     #[test]
+    fn an_etcd_that_dies_mid_run_is_an_error_naming_the_step_not_a_hang() {
+        let (mut process, mut store) = etcd();
+        let campaign = Campaign { seed: 2, sequences: 5, max_ops: 30, plant: Plant::None };
+        let tombstones = store.tombstones();
+        campaign.run(&mut store, tombstones, &AtomicBool::new(false), |_| {}).expect("etcd is up");
+        process.kill();
+        let started = std::time::Instant::now();
+        let err =
+            campaign.run(&mut store, tombstones, &AtomicBool::new(false), |_| {}).expect_err("etcd is gone");
+        assert!(err.to_string().contains("etcd"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(30), "bounded by the call timeouts");
+    }
+
+    #[test]
     fn an_unreachable_endpoint_is_one_line_and_exit_2() {
         let run = listwatch()
             .args(["conformance", "etcd", "--endpoint", "http://127.0.0.1:9"])

@@ -95,6 +95,12 @@ impl EtcdProcess {
         text.lines().last().unwrap_or("no log").chars().take(300).collect()
     }
 
+    /// Kill etcd now (what a crash looks like to the run); dropping still removes its directory.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Whether the process is still running (an etcd that died mid-run is named in the error).
     pub fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
