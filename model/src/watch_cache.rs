@@ -31,7 +31,9 @@ pub struct WatchCache {
     rv: Rev,
     objects: BTreeMap<Key, Object>,
     window: VecDeque<CacheEvent>,
-    /// Every event with RV > `floor` is in the window; a watch from below it is too old (A4).
+    /// A watch from below `floor` is too old (A4): `floor` is `oldest - 1`, where `oldest` is the list RV
+    /// + 1 until an event is evicted, then the RV of the oldest event still buffered (the cache's RV + 1
+    /// when none is). Every event with RV > `floor` is in the window.
     floor: Rev,
     capacity: u8,
 }
@@ -109,15 +111,17 @@ impl WatchCache {
         self.rv = self.rv.max(rev);
     }
 
-    /// Drop the oldest event of the window; watches from before it now get 410 (A5).
+    /// Drop the oldest event of the window; watches from before the next oldest one now get 410 (A4,
+    /// A5). As upstream, the threshold follows what is buffered, not what the cache could infer: a
+    /// watch from between the evicted event and the next one is refused even if nothing it needs is
+    /// missing.
     pub fn evict_oldest(&mut self) -> bool {
-        match self.window.pop_front() {
-            Some(e) => {
-                self.floor = e.rv;
-                true
-            }
-            None => false,
+        if self.window.pop_front().is_none() {
+            return false;
         }
+        let oldest = self.window.front().map_or(self.rv.next(), |e| e.rv);
+        self.floor = Rev(oldest.0 - 1);
+        true
     }
 
     /// The events a watch from `from` still has to get, or `None` if `from` is too old (A3, A4).

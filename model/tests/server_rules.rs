@@ -112,6 +112,32 @@ fn a3_watch_is_exclusive_ordered_and_from_now_starts_with_synthetic_added() {
 }
 
 #[test]
+fn a4_the_threshold_is_the_oldest_buffered_event_minus_one() {
+    let (mut store, mut server) = setup(3, Flaws::NONE);
+    store.put(Prefix::Watched, A); // 1
+    store.put(Prefix::Other, B); // 2: no event for the watched resource
+    store.put(Prefix::Other, B); // 3
+    store.put(Prefix::Watched, A); // 4
+    catch_up(&mut server, &mut store);
+    assert_eq!(server.cache().floor(), Rev(0), "nothing evicted: oldest is the list RV + 1");
+    assert!(server.evict());
+    // oldest = 4: a watch from 3 is served, from 2 (below oldest - 1) is too old, although no event
+    // between 2 and 4 is missing: upstream judges by what is buffered.
+    assert_eq!(server.cache().floor(), Rev(3));
+    assert!(events(&server.watch(C, WatchFrom::Rv(Rev(3)), false))
+        .contains(&WatchEvent::Modified(server.cache().objects().next().copied().unwrap())));
+    server.forget(C);
+    assert!(matches!(
+        events(&server.watch(C, WatchFrom::Rv(Rev(2)), false))[..],
+        [WatchEvent::Error(ApiError::Expired)]
+    ));
+    server.forget(C);
+    assert!(server.evict());
+    assert_eq!(server.cache().floor(), Rev(4), "an empty window: oldest is the cache's RV + 1");
+    assert!(events(&server.watch(C, WatchFrom::Rv(Rev(4)), false)).is_empty());
+}
+
+#[test]
 fn a4_too_old_is_an_error_event_then_close() {
     let (mut store, mut server) = setup(1, Flaws::NONE);
     store.put(Prefix::Watched, A); // 1
