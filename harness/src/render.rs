@@ -146,7 +146,9 @@ pub fn mermaid(trace: &Trace) -> String {
                     routed.remove(&client.0);
                     format!("Note over R{}: {}", client.0, mermaid_text(&o.to_string()))
                 }
-                Observed::TimerFired { client, .. } | Observed::Notified { client, .. } => {
+                Observed::TimerFired { client, .. }
+                | Observed::SilenceNoticed { client, .. }
+                | Observed::Notified { client, .. } => {
                     format!("Note over R{}: {}", client.0, mermaid_text(&o.to_string()))
                 }
                 Observed::WroteOther { rev } => format!("W->>E: put another resource (rev {rev})"),
@@ -186,6 +188,7 @@ fn over(action: &Action) -> String {
             format!("R{}", c.0)
         }
         Action::FireTimer(c) | Action::Bookmark(c) | Action::ListWaitExpired(c) => format!("R{}", c.0),
+        Action::Fault(Fault::SilentDeath(c)) | Action::SilenceNoticed(c) => format!("R{}", c.0),
         Action::Fault(Fault::EvictCache(s) | Fault::RelistCache(s) | Fault::RestartServer(s)) => {
             format!("S{}", s.0)
         }

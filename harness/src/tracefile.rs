@@ -127,6 +127,17 @@ struct ReflectorFile {
     watch_timeout_secs: u32,
     short_watch_ms: u64,
     bookmarks: bool,
+    /// A9's health check; absent in files that predate it (the default then).
+    #[serde(default = "default_health_check_ms", skip_serializing_if = "is_default_health_check_ms")]
+    health_check_ms: u64,
+}
+
+fn default_health_check_ms() -> u64 {
+    ReflectorConfig::default().health_check_ms
+}
+
+fn is_default_health_check_ms(ms: &u64) -> bool {
+    *ms == default_health_check_ms()
 }
 
 const TOMBSTONES: [(TombstonePolicy, &str); 2] = [
@@ -165,6 +176,7 @@ impl Trace {
                     watch_timeout_secs: r.watch_timeout_secs,
                     short_watch_ms: r.short_watch_ms,
                     bookmarks: r.bookmarks,
+                    health_check_ms: r.health_check_ms,
                 },
                 flaws: c.flaws.iter().map(|f| f.name().to_string()).collect(),
             },
@@ -333,6 +345,7 @@ fn config(f: &ConfigFile) -> Result<Config, String> {
             watch_timeout_secs: r.watch_timeout_secs,
             short_watch_ms: r.short_watch_ms,
             bookmarks: r.bookmarks,
+            health_check_ms: r.health_check_ms,
         },
         flaws,
     })

@@ -64,6 +64,10 @@ impl Client for Planted {
         }
     }
 
+    fn dead_connection_noticed_after(&self) -> Option<listwatch_model::Millis> {
+        self.inner.dead_connection_noticed_after()
+    }
+
     fn resource_version(&self) -> Rev {
         self.inner.resource_version()
     }

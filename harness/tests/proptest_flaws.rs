@@ -42,7 +42,7 @@ fn weight(weights: &[u8; 12], action: &Action) -> u32 {
         StepKind::Bookmark => 5,
         StepKind::FireTimer => 6,
         StepKind::Manager => 7,
-        StepKind::Fault(FaultKind::Disconnect | FaultKind::ServerTimeout) => 8,
+        StepKind::Fault(FaultKind::Disconnect | FaultKind::ServerTimeout | FaultKind::SilentDeath) => 8,
         StepKind::Fault(
             FaultKind::TooManyRequests | FaultKind::InternalError | FaultKind::ConnectionRefused,
         ) => 9,
@@ -55,8 +55,12 @@ fn weight(weights: &[u8; 12], action: &Action) -> u32 {
 /// One generated run: fault-kind mask, weights per kind of step, choices.
 type Case = (u16, [u8; 12], Vec<u16>);
 
+/// The mask draws the first nine fault kinds; the silent death (A9), added later, is on when the weight of
+/// cluster pauses (which only the manager's world uses) is drawn at its highest, one case in five, so
+/// that every case is drawn from the same random numbers as before it was added.
 fn cases() -> impl Strategy<Value = Case> {
     (0u16..512, proptest::array::uniform12(0u8..5), vec(any::<u16>(), 0..80))
+        .prop_map(|(mask, weights, choices)| (mask | u16::from(weights[11] == 4) << 9, weights, choices))
 }
 
 /// Run a case; the number of steps taken and the property broken, if any.

@@ -42,6 +42,10 @@ pub enum Action {
     ClusterSync(ClusterId),
     /// An unreachable cluster comes back (healing; costs no fault).
     ResumeCluster(ClusterId),
+    /// A client's transport finds its silently dead connection dead (A9: client-go's HTTP/2 health
+    /// check) and breaks it. Time passes: the client's detection bound, which no timer of its own
+    /// reaches first.
+    SilenceNoticed(ClientId),
     /// The environment stops injecting faults: what is left of the fault budget is spent. A simulator's
     /// heal phase starts with it. [`crate::System::actions`] never offers it (a checker explores every
     /// use of the budget instead); it is always enabled.
@@ -67,6 +71,9 @@ pub enum Fault {
     RestartServer(ServerId),
     /// A cluster becomes unreachable.
     PauseCluster(ClusterId),
+    /// A routed connection dies silently (A9): no FIN or RST reaches the client, the server forgets the
+    /// request, and nothing more arrives on it.
+    SilentDeath(ClientId),
 }
 
 impl Fault {
@@ -84,6 +91,7 @@ impl Fault {
             Fault::RelistCache(_) => FaultKind::CacheRelist,
             Fault::RestartServer(_) => FaultKind::ServerRestart,
             Fault::PauseCluster(_) => FaultKind::PauseCluster,
+            Fault::SilentDeath(_) => FaultKind::SilentDeath,
         }
     }
 }
@@ -99,7 +107,8 @@ impl Action {
             | Action::ListWaitExpired(c)
             | Action::Deliver(c)
             | Action::Bookmark(c)
-            | Action::FireTimer(c) => c.to_string(),
+            | Action::FireTimer(c)
+            | Action::SilenceNoticed(c) => c.to_string(),
             Action::Fault(_) => "fault".into(),
             Action::ManagerStep(r) | Action::ManagerTimeout(r) => r.to_string(),
             Action::ClusterSync(c) | Action::ResumeCluster(c) => c.to_string(),
@@ -128,6 +137,7 @@ impl fmt::Display for Action {
             Action::ManagerTimeout(r) => write!(f, "{r} sync wait times out"),
             Action::ClusterSync(c) => write!(f, "{c} informer syncs"),
             Action::ResumeCluster(c) => write!(f, "{c} reachable again"),
+            Action::SilenceNoticed(c) => write!(f, "{c} finds its silent connection dead"),
             Action::Heal => write!(f, "no more faults"),
         }
     }
@@ -144,6 +154,7 @@ impl fmt::Display for Fault {
             Fault::RelistCache(s) => write!(f, "{s} cache relists"),
             Fault::RestartServer(s) => write!(f, "{s} restarts"),
             Fault::PauseCluster(c) => write!(f, "{c} unreachable"),
+            Fault::SilentDeath(c) => write!(f, "connection of {c} dies silently"),
         }
     }
 }

@@ -51,6 +51,12 @@ pub trait Client: fmt::Debug {
     fn has_timer(&self) -> bool {
         self.next_timer().is_some()
     }
+    /// How long the client's transport takes to notice a silently dead connection (A9) with no timer of
+    /// the client's own involved, if it notices at all (client-go: its HTTP/2 health check). A client
+    /// whose detection is a timer of its own (an idle timeout) answers `None` and arms that timer.
+    fn dead_connection_noticed_after(&self) -> Option<Millis> {
+        None
+    }
     /// The RV the client claims to have seen everything up to.
     fn resource_version(&self) -> Rev;
     /// Whether it has been informed by one full list (C8).
@@ -121,6 +127,10 @@ impl Client for ModelClient {
 
     fn has_timer(&self) -> bool {
         self.reflector.has_timer()
+    }
+
+    fn dead_connection_noticed_after(&self) -> Option<Millis> {
+        self.reflector.dead_connection_noticed_after()
     }
 
     fn resource_version(&self) -> Rev {

@@ -26,10 +26,12 @@ pub enum FaultKind {
     ServerRestart,
     /// A cluster becomes unreachable (seed 004); it comes back without costing a fault.
     PauseCluster,
+    /// A connection dies silently (A9): half-open, nothing more reaches the client on it.
+    SilentDeath,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 9] = [
+    pub const ALL: [FaultKind; 10] = [
         FaultKind::Disconnect,
         FaultKind::ServerTimeout,
         FaultKind::TooManyRequests,
@@ -39,6 +41,7 @@ impl FaultKind {
         FaultKind::CacheRelist,
         FaultKind::ServerRestart,
         FaultKind::PauseCluster,
+        FaultKind::SilentDeath,
     ];
 
     pub fn name(self) -> &'static str {
@@ -52,6 +55,7 @@ impl FaultKind {
             FaultKind::CacheRelist => "cache-relist",
             FaultKind::ServerRestart => "server-restart",
             FaultKind::PauseCluster => "pause-cluster",
+            FaultKind::SilentDeath => "silent-death",
         }
     }
 

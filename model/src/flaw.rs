@@ -52,10 +52,14 @@ pub enum Flaw {
     /// `Replace` merges the new list instead of replacing: objects missing from it are never deleted, so a
     /// missed DELETE is never repaired. SEMANTICS C7; the repair of seed 001.
     ReplaceKeepsMissing,
+    /// The reflector's transport has no way to notice a silently dead connection (A9): no HTTP/2 health
+    /// check, no idle timeout. A half-open watch is given up only when the watch's own timeout ends it,
+    /// minutes later, or never. kubernetes#87615 (and #65012), fixed by PR #95981 (k8s 1.20).
+    NoIdleDetection,
 }
 
 impl Flaw {
-    pub const ALL: [Flaw; 9] = [
+    pub const ALL: [Flaw; 10] = [
         Flaw::StaleDeleteRv,
         Flaw::NilPrevKvDropped,
         Flaw::RelistOnTimeout,
@@ -65,6 +69,7 @@ impl Flaw {
         Flaw::RelistFromStaleCache,
         Flaw::RetryTooLargeRv,
         Flaw::ReplaceKeepsMissing,
+        Flaw::NoIdleDetection,
     ];
 
     /// The name used on the command line and in traces.
@@ -79,6 +84,7 @@ impl Flaw {
             Flaw::RelistFromStaleCache => "relist-from-stale-cache",
             Flaw::RetryTooLargeRv => "retry-too-large-rv",
             Flaw::ReplaceKeepsMissing => "replace-keeps-missing",
+            Flaw::NoIdleDetection => "no-idle-detection",
         }
     }
 
@@ -94,6 +100,7 @@ impl Flaw {
             Flaw::RelistFromStaleCache => "kubernetes#59848",
             Flaw::RetryTooLargeRv => "kubernetes#91073",
             Flaw::ReplaceKeepsMissing => "seed 001 repair (C7)",
+            Flaw::NoIdleDetection => "kubernetes#87615",
         }
     }
 
@@ -104,7 +111,8 @@ impl Flaw {
             | Flaw::StopOnClose
             | Flaw::SpinOnClose
             | Flaw::RelistFromStaleCache
-            | Flaw::RetryTooLargeRv => Component::Reflector,
+            | Flaw::RetryTooLargeRv
+            | Flaw::NoIdleDetection => Component::Reflector,
             Flaw::ReplaceKeepsMissing => Component::Cache,
             Flaw::SyncUnderLock => Component::Manager,
         }

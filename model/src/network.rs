@@ -22,6 +22,8 @@ pub struct Conn {
     pub server: Option<ServerId>,
     /// Messages from the server, oldest first.
     pub queue: VecDeque<Message>,
+    /// Died silently (A9): nothing more arrives, and the client has not noticed.
+    pub dead: bool,
 }
 
 impl Conn {
@@ -41,7 +43,8 @@ pub struct Network {
 impl Network {
     /// A client sends a request on a fresh connection; an older one of the same client must be closed.
     pub fn open(&mut self, client: ClientId, request: Request) {
-        let previous = self.conns.insert(client, Conn { request, server: None, queue: VecDeque::new() });
+        let previous =
+            self.conns.insert(client, Conn { request, server: None, queue: VecDeque::new(), dead: false });
         debug_assert!(previous.is_none(), "{client} opened a connection while one was open");
     }
 
@@ -74,10 +77,23 @@ impl Network {
         Some(conn.request)
     }
 
-    /// Queue a server's message on its client's connection; a message to a closed one is lost.
+    /// Queue a server's message on its client's connection; a message to a closed or dead one is lost.
     pub fn push(&mut self, client: ClientId, message: Message) {
-        if let Some(conn) = self.conns.get_mut(&client) {
+        if let Some(conn) = self.conns.get_mut(&client).filter(|c| !c.dead) {
             conn.queue.push_back(message);
+        }
+    }
+
+    /// A connection dies silently (A9): what was queued is lost and nothing more arrives, but the
+    /// client still holds it until it notices (or gives up on it).
+    pub fn kill(&mut self, client: ClientId) -> bool {
+        match self.conns.get_mut(&client) {
+            Some(conn) if !conn.dead => {
+                conn.dead = true;
+                conn.queue.clear();
+                true
+            }
+            _ => false,
         }
     }
 

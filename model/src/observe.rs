@@ -67,6 +67,12 @@ pub enum Observed {
         timer: Timer,
         after_ms: Millis,
     },
+    /// A client's transport found its silently dead connection dead, `after_ms` of silence after the
+    /// client's previous step (A9); a `Broken` follows. Time passes, as for a timer.
+    SilenceNoticed {
+        client: ClientId,
+        after_ms: Millis,
+    },
     /// A client's cache notified its handlers.
     Notified {
         client: ClientId,
@@ -131,6 +137,9 @@ impl fmt::Display for Observed {
             Observed::TimerFired { client, timer, after_ms } => {
                 write!(f, "{client}: timer {timer:?} fired after {after_ms} ms")
             }
+            Observed::SilenceNoticed { client, after_ms } => {
+                write!(f, "{client}: finds its connection dead after {after_ms} ms of silence")
+            }
             Observed::Notified { client, notification } => write!(f, "{client}: handler {notification}"),
             Observed::ManagerDone { request, cluster, served } => {
                 let how = if *served { "served" } else { "timed out" };
@@ -165,7 +174,8 @@ pub struct ClientView<'a> {
     pub watch_at_rest: bool,
     /// Whether the client has a connection (a request in flight or a stream open).
     pub connected: bool,
-    /// Whether the client has something scheduled (a timer armed).
+    /// Whether the client has something scheduled: a timer armed, or a connection under its transport's
+    /// health check (A9), which gives a dead one up by itself.
     pub scheduled: bool,
     pub cache: &'a Cache,
 }

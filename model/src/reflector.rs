@@ -33,6 +33,10 @@ pub struct ReflectorConfig {
     pub short_watch_ms: Millis,
     /// C3: ask for bookmarks.
     pub bookmarks: bool,
+    /// A9: how long a silently dead connection goes unnoticed: client-go's HTTP/2 health check pings
+    /// after 30 s without a frame (`ReadIdleTimeout`) and gives the connection up 15 s later
+    /// (`PingTimeout`, PR #95981). A live connection always answers the ping, so it never fires there.
+    pub health_check_ms: Millis,
 }
 
 impl Default for ReflectorConfig {
@@ -44,6 +48,7 @@ impl Default for ReflectorConfig {
             watch_timeout_secs: 300,
             short_watch_ms: 1_000,
             bookmarks: true,
+            health_check_ms: 45_000,
         }
     }
 }
@@ -175,6 +180,15 @@ impl Reflector {
             return None;
         }
         self.timers().min_by_key(|(t, d)| (*d, *t)).map(|(t, d)| (t, d.saturating_sub(self.fired_ms)))
+    }
+
+    /// How long a silently dead connection goes unnoticed (A9), if it is noticed at all. The flaw has no
+    /// health check: only the watch's own timeout ends a half-open watch.
+    pub fn dead_connection_noticed_after(&self) -> Option<Millis> {
+        if self.flaws.has(Flaw::NoIdleDetection) {
+            return None;
+        }
+        Some(self.config.health_check_ms)
     }
 
     /// Whether any timer is armed.

@@ -157,7 +157,7 @@ impl<C: Client> System<C> {
             between_events,
             watch_at_rest,
             connected: conn.is_some(),
-            scheduled: c.has_timer(),
+            scheduled: c.has_timer() || (conn.is_some() && c.dead_connection_noticed_after().is_some()),
             cache: c.cache(),
         }
     }
@@ -233,6 +233,16 @@ impl<C: Client> System<C> {
                         }
                     }
                 }
+                Some(_) if conn.dead => {
+                    // A9: nothing arrives; the client's transport notices within its bound, if it has
+                    // one, unless a timer of the client's own fires first.
+                    let c = self.client(client);
+                    if let Some(bound) = c.dead_connection_noticed_after() {
+                        if c.next_timer().is_none_or(|(_, after)| after >= bound) {
+                            out.push(Action::SilenceNoticed(client));
+                        }
+                    }
+                }
                 Some(server) => {
                     let s = &self.servers[usize::from(server.0)];
                     if !conn.queue.is_empty() {
@@ -260,11 +270,21 @@ impl<C: Client> System<C> {
                     if self.fault_ok(FaultKind::Disconnect) {
                         out.push(Action::Fault(Fault::Disconnect(client)));
                     }
+                    if self.fault_ok(FaultKind::SilentDeath) {
+                        out.push(Action::Fault(Fault::SilentDeath(client)));
+                    }
                 }
             }
         }
         for client in self.client_ids() {
-            if self.client(client).has_timer() {
+            let c = self.client(client);
+            // A9: a health check that finds a dead connection before the next timer comes first.
+            let dead = self.network.conn(client).is_some_and(|conn| conn.dead);
+            let noticed_first = dead
+                && c.dead_connection_noticed_after()
+                    .zip(c.next_timer())
+                    .is_some_and(|(bound, (_, after))| bound < after);
+            if c.has_timer() && !noticed_first {
                 out.push(Action::FireTimer(client));
             }
         }
@@ -391,6 +411,12 @@ impl<C: Client> System<C> {
                     self.drain(client, &mut seen);
                 }
             }
+            Action::SilenceNoticed(client) => {
+                if let Some(after_ms) = self.client(client).dead_connection_noticed_after() {
+                    seen.push(Observed::SilenceNoticed { client, after_ms });
+                    self.break_conn(client, &mut seen);
+                }
+            }
             Action::Fault(fault) => {
                 self.budget.faults = self.budget.faults.saturating_sub(1);
                 self.fault(fault, &mut seen);
@@ -500,6 +526,14 @@ impl<C: Client> System<C> {
                     self.break_conn(client, seen);
                 }
                 self.network.detach_server(s);
+            }
+            Fault::SilentDeath(client) => {
+                // The server's side is gone (its write fails, or its timeout ends it); the client hears
+                // nothing of it.
+                if let Some(s) = self.server_of(client) {
+                    self.servers[usize::from(s.0)].forget(client);
+                }
+                self.network.kill(client);
             }
             Fault::PauseCluster(cluster) => {
                 if let Some(m) = &mut self.manager {

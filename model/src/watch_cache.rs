@@ -31,9 +31,9 @@ pub struct WatchCache {
     rv: Rev,
     objects: BTreeMap<Key, Object>,
     window: VecDeque<CacheEvent>,
-    /// A watch from below `floor` is too old (A4): `floor` is `oldest - 1`, where `oldest` is the list RV
-    /// + 1 until an event is evicted, then the RV of the oldest event still buffered (the cache's RV + 1
-    /// when none is). Every event with RV > `floor` is in the window.
+    /// A watch from below `floor` is too old (A4): `floor` is `oldest - 1`, where `oldest` is one past
+    /// the list RV until an event is evicted, then the RV of the oldest event still buffered (one past
+    /// the cache's RV when none is). Every event with RV > `floor` is in the window.
     floor: Rev,
     capacity: u8,
 }

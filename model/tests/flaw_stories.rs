@@ -274,3 +274,43 @@ fn replace_keeps_missing_never_repairs_a_missed_delete() {
     assert_eq!(correct.truth_keys(), vec![B]);
     assert_eq!(flawed.cache_keys(R), vec![A, B], "A was deleted at 2 but stays");
 }
+
+/// A9, kubernetes#87615: the watch's connection dies silently (no FIN, no RST) right after a write the
+/// reflector never hears of. client-go's HTTP/2 health check gives the connection up 45 s later and the
+/// reflector re-watches; without it the half-open watch ends only at the watch's own timeout, minutes
+/// later (or, during a LIST, which has none, never).
+#[test]
+fn no_idle_detection_keeps_a_silently_dead_watch_for_minutes() {
+    let config = Config { fault_kinds: FaultKinds::NONE.with(FaultKind::SilentDeath), ..scope(1, 2, 1) };
+    let (mut flawed, mut correct) = both(Flaw::NoIdleDetection, config, |s| {
+        s.step(Action::Create(A)).ingest(S0);
+        s.serve(R, S0).step(Action::Route(R, S0)).fire_until(R, Timer::WatchAged);
+        s.step(Action::Fault(Fault::SilentDeath(R)));
+        s.step(Action::Update(A)).ingest(S0);
+    });
+    for s in [&correct, &flawed] {
+        assert_eq!(s.sys.view(R).resource_version, Rev(1), "the MODIFIED at 2 went nowhere");
+        assert!(!s.sys.enabled(Action::Deliver(R)), "nothing arrives on a dead connection");
+    }
+    // The health check comes before the next timer (the backoff reset, 119 s away).
+    assert!(correct.sys.enabled(Action::SilenceNoticed(R)));
+    assert!(!correct.sys.enabled(Action::FireTimer(R)), "time cannot jump past the health check");
+    let mark = correct.mark();
+    correct.step(Action::SilenceNoticed(R)).serve(R, S0);
+    assert!(correct.since(mark).contains(&Observed::SilenceNoticed { client: R, after_ms: 45_000 }));
+    assert_eq!(correct.sys.view(R).resource_version, Rev(2), "re-watched from 1 and got the update");
+    assert!(correct.lists(R).len() == 1, "a re-watch, not a relist");
+
+    assert!(!flawed.sys.enabled(Action::SilenceNoticed(R)), "nothing notices the dead connection");
+    let mark = flawed.mark();
+    flawed.fire_until(R, Timer::WatchTimeout);
+    let waited: u64 = flawed
+        .since(mark)
+        .iter()
+        .map(|o| match o {
+            Observed::TimerFired { after_ms, .. } => *after_ms,
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(waited, 299_000, "stale until the watch's own timeout, 5 min after it began");
+}

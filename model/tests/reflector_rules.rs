@@ -258,3 +258,37 @@ fn c9_a_closed_stream_is_followed_by_a_new_watch() {
     assert_eq!(requests(&drain(&mut r)), vec![watch_from(3)]);
     assert!(r.next_timer().is_some_and(|(_, ms)| ms > 0), "no busy loop");
 }
+
+#[test]
+fn a9_a_silently_dead_connection_is_given_up_after_the_health_check_bound() {
+    use listwatch_model::{Action, Client, Config, Fault, FaultKind, FaultKinds, System};
+    let config = Config {
+        keys: 1,
+        writes: 0,
+        faults: 1,
+        fault_kinds: FaultKinds::NONE.with(FaultKind::SilentDeath),
+        ..Config::default()
+    };
+    let mut sys = System::new(config);
+    let r = listwatch_model::ClientId(0);
+    let s = listwatch_model::ServerId(0);
+    sys.try_apply(Action::Route(r, s)).unwrap();
+    sys.try_apply(Action::Fault(Fault::SilentDeath(r))).unwrap();
+    // The LIST's answer was lost with the connection: nothing to deliver, and no timer of the
+    // reflector's own runs during a LIST; the transport's health check is what ends it.
+    assert!(!sys.enabled(Action::Deliver(r)));
+    assert!(sys.client(r).next_timer().is_none());
+    assert!(sys.view(r).scheduled, "a connection under a health check is something scheduled");
+    let seen = sys.try_apply(Action::SilenceNoticed(r)).unwrap();
+    assert_eq!(
+        seen[..2],
+        [
+            listwatch_model::Observed::SilenceNoticed { client: r, after_ms: 45_000 },
+            listwatch_model::Observed::Broken { client: r }
+        ]
+    );
+    assert!(
+        sys.client(r).next_timer().is_some_and(|(t, _)| t == listwatch_model::Timer::Backoff),
+        "a failed LIST backs off (C1)"
+    );
+}

@@ -40,7 +40,8 @@ impl StepKind {
             Action::ListWaitExpired(_) => StepKind::ListWaitExpired,
             Action::Deliver(_) => StepKind::Deliver,
             Action::Bookmark(_) => StepKind::Bookmark,
-            Action::FireTimer(_) => StepKind::FireTimer,
+            // A9: the transport noticing a dead connection is time passing, as a timer is.
+            Action::FireTimer(_) | Action::SilenceNoticed(_) => StepKind::FireTimer,
             Action::ManagerStep(_)
             | Action::ManagerTimeout(_)
             | Action::ClusterSync(_)
@@ -78,7 +79,7 @@ pub struct Draw {
     pub seed: u64,
     pub config: Config,
     /// Weight of each step kind (index: non-fault kinds, then fault kinds); 0 for fault kinds off.
-    weights: [u32; 20],
+    weights: [u32; 21],
     /// Per API server: whether server faults (eviction, cache relist, restart) may hit it. Swarm over
     /// targets: a server that never relists keeps its cache's RV where the watched writes left it.
     fault_targets: [bool; 8],
@@ -125,8 +126,19 @@ impl Draw {
             .chance(1, 3)
             .then(|| ManagerConfig { clusters: rng.between(1, 3), requests: rng.between(1, 4) });
         let mut fault_kinds = FaultKinds::NONE;
-        let mut weights = [0u32; 20];
-        for kind in FaultKind::ALL {
+        let mut weights = [0u32; 21];
+        // Fault kinds added since seeds were first published are drawn from a stream of their own, so
+        // that a seed that does not draw them is the run it always was.
+        let (first, added) = FaultKind::ALL.split_at(9);
+        let mut extra = Rng::new(seed ^ 0xa9a9_5eed_0000_0001);
+        let mut added_kinds = FaultKinds::NONE;
+        for &kind in added {
+            if extra.chance(1, 3) {
+                added_kinds = added_kinds.with(kind);
+                weights[StepKind::Fault(kind).index()] = 1 << extra.below(6);
+            }
+        }
+        for &kind in first {
             let possible = kind != FaultKind::PauseCluster || manager.is_some();
             if possible && rng.chance(1, 2) {
                 fault_kinds = fault_kinds.with(kind);
@@ -180,6 +192,10 @@ impl Draw {
         let late_foreign_writes = rng.chance(1, 2);
         let late_start = rng.chance(1, 2);
         let late_faults = rng.chance(1, 2);
+        let mut config = config;
+        for kind in added_kinds.iter() {
+            config.fault_kinds = config.fault_kinds.with(kind);
+        }
         (Draw { seed, config, weights, fault_targets, late_foreign_writes, late_start, late_faults }, rng)
     }
 

@@ -2,7 +2,7 @@
 //! reflector to rest with its cache equal to the truth. Every state is judged by the same properties as
 //! the exhaustive checker.
 
-use listwatch_model::{Action, Observed, System};
+use listwatch_model::{Action, FaultKind, Observed, System};
 use listwatch_properties::{first_violation, witnessed, Monitor, Property, Violation};
 
 use super::draw::Draw;
@@ -15,7 +15,7 @@ pub struct Tally {
     pub safety_steps: u64,
     pub heal_steps: u64,
     /// Faults injected, by `FaultKind as usize`.
-    pub faults: [u64; 9],
+    pub faults: [u64; FaultKind::ALL.len()],
     /// LISTs the reflectors sent.
     pub lists: u64,
     /// WATCHes the reflectors sent.
