@@ -16,6 +16,7 @@ pub fn format(action: &Action) -> String {
         Action::Compact(r) => format!("compact {r}"),
         Action::Ingest(s) => format!("ingest {s}"),
         Action::ProgressNotify(s) => format!("progress-notify {s}"),
+        Action::CacheReady(s) => format!("cache-ready {s}"),
         Action::Route(c, s) => format!("route {c} {s}"),
         Action::ListWaitExpired(c) => format!("list-wait-expired {c}"),
         Action::Deliver(c) => format!("deliver {c}"),
@@ -86,6 +87,7 @@ pub fn parse(text: &str) -> Result<Action, String> {
         }
         "ingest" => arity(1).and_then(|_| server(0)).map(Action::Ingest)?,
         "progress-notify" => arity(1).and_then(|_| server(0)).map(Action::ProgressNotify)?,
+        "cache-ready" => arity(1).and_then(|_| server(0)).map(Action::CacheReady)?,
         "route" => {
             arity(2)?;
             Action::Route(client(0)?, server(1)?)
@@ -161,6 +163,7 @@ mod tests {
             Action::Compact(Rev(7)),
             Action::Ingest(s),
             Action::ProgressNotify(s),
+            Action::CacheReady(s),
             Action::Route(c, s),
             Action::ListWaitExpired(c),
             Action::Deliver(c),

@@ -192,7 +192,7 @@ fn over(action: &Action) -> String {
         Action::Fault(Fault::EvictCache(s) | Fault::RelistCache(s) | Fault::RestartServer(s)) => {
             format!("S{}", s.0)
         }
-        Action::Ingest(s) | Action::ProgressNotify(s) => format!("S{}", s.0),
+        Action::Ingest(s) | Action::ProgressNotify(s) | Action::CacheReady(s) => format!("S{}", s.0),
         Action::Fault(Fault::PauseCluster(_))
         | Action::ManagerStep(_)
         | Action::ManagerTimeout(_)

@@ -108,6 +108,9 @@ struct ConfigFile {
     progress_notify: serde_json::Value,
     manager: Option<ManagerFile>,
     reflector: ReflectorFile,
+    /// A14; absent (off) in files that predate it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    resilient_cache_init: bool,
     flaws: Vec<String>,
 }
 
@@ -178,6 +181,7 @@ impl Trace {
                     bookmarks: r.bookmarks,
                     health_check_ms: r.health_check_ms,
                 },
+                resilient_cache_init: c.resilient_cache_init,
                 flaws: c.flaws.iter().map(|f| f.name().to_string()).collect(),
             },
             seed: self.seed,
@@ -347,6 +351,7 @@ fn config(f: &ConfigFile) -> Result<Config, String> {
             bookmarks: r.bookmarks,
             health_check_ms: r.health_check_ms,
         },
+        resilient_cache_init: f.resilient_cache_init,
         flaws,
     })
 }

@@ -89,10 +89,14 @@ fn run(config: Config, (mask, weights, choices): &Case) -> (usize, Option<Proper
     (choices.len(), None)
 }
 
+/// The checker's small world for `flaw`, without A14's 429s while a cache reinitialises: with them the
+/// two HA stories (relist-from-stale-cache, retry-too-large-rv) need more than this test's 20,000 cases
+/// to be found from its fixed seed. The checker and the simulator explore A14.
 fn world(flaw: Flaw) -> Config {
     let ws = worlds(Scope::Small, Flaws::only(flaw));
     let manager = flaw.component() == Component::Manager;
-    ws.into_iter().find(|w| w.config.manager.is_some() == manager).expect("a world").config
+    let config = ws.into_iter().find(|w| w.config.manager.is_some() == manager).expect("a world").config;
+    Config { resilient_cache_init: false, ..config }
 }
 
 /// The shrunk failing run proptest finds with `flaw` on: its length and property.

@@ -23,6 +23,8 @@ pub enum Action {
     Ingest(ServerId),
     /// etcd tells a caught-up watch cache its progress (E7).
     ProgressNotify(ServerId),
+    /// A server's reinitialising watch cache has listed again and serves (A14).
+    CacheReady(ServerId),
     /// A client's request reaches one server (load balancing, A10).
     Route(ClientId, ServerId),
     /// A NotOlderThan LIST waited its 3 s for the cache in vain (A2).
@@ -102,7 +104,7 @@ impl Action {
         match self {
             Action::Create(_) | Action::Update(_) | Action::Delete(_) | Action::WriteOther => "writer".into(),
             Action::Compact(_) => "etcd".into(),
-            Action::Ingest(s) | Action::ProgressNotify(s) => s.to_string(),
+            Action::Ingest(s) | Action::ProgressNotify(s) | Action::CacheReady(s) => s.to_string(),
             Action::Route(c, _)
             | Action::ListWaitExpired(c)
             | Action::Deliver(c)
@@ -127,6 +129,7 @@ impl fmt::Display for Action {
             Action::Compact(r) => write!(f, "compact at {r}"),
             Action::Ingest(s) => write!(f, "{s} cache takes next etcd event"),
             Action::ProgressNotify(s) => write!(f, "etcd progress notify to {s}"),
+            Action::CacheReady(s) => write!(f, "{s} cache ready again"),
             Action::Route(c, s) => write!(f, "{c} request reaches {s}"),
             Action::ListWaitExpired(c) => write!(f, "{c} LIST freshness wait expires"),
             Action::Deliver(c) => write!(f, "{c} receives next message"),

@@ -176,6 +176,10 @@ pub struct Config {
     pub progress_notify: ProgressNotify,
     pub manager: Option<ManagerConfig>,
     pub reflector: ReflectorConfig,
+    /// A14 (ResilientWatchCacheInitialization, on since k8s 1.31): a watch cache that restarts or
+    /// relists answers 429 until it has listed again. Off: it serves at once, as before 1.31 (and as
+    /// trace files that predate the setting were recorded).
+    pub resilient_cache_init: bool,
     pub flaws: Flaws,
 }
 
@@ -196,6 +200,7 @@ impl Default for Config {
             progress_notify: ProgressNotify::NONE,
             manager: None,
             reflector: ReflectorConfig::default(),
+            resilient_cache_init: true,
             flaws: Flaws::NONE,
         }
     }

@@ -1,5 +1,5 @@
 //! One kube-apiserver: its watch cache, the client watches it serves and the LISTs waiting for its cache
-//! to be fresh enough (SEMANTICS A1–A11).
+//! to be fresh enough (SEMANTICS A1–A11, A14).
 //!
 //! Every method returns the messages it sends, addressed to clients; the system puts them on the
 //! connections. The server never reads the network's state.
@@ -46,13 +46,40 @@ pub struct ApiServer {
     waiting_lists: BTreeMap<ClientId, Rev>,
     flaws: Flaws,
     cache_window: u8,
+    /// A14: the cache is (re)initialising after a restart or a relist; until it has listed again,
+    /// the requests it would serve get 429 with `Retry-After: 1`.
+    initializing: bool,
+    /// Whether a restart or relist reinitialises the cache that way (A14), or serves at once.
+    resilient_init: bool,
 }
 
 impl ApiServer {
-    /// A server whose cache has just listed etcd and started its watch (A5).
+    /// A server whose cache has just listed etcd and started its watch (A5), ready to serve.
     pub fn start(id: ServerId, store: &mut Store, cache_window: u8, flaws: Flaws) -> Self {
         let cache = Self::init_cache(id, store, cache_window);
-        ApiServer { id, cache, watches: BTreeMap::new(), waiting_lists: BTreeMap::new(), flaws, cache_window }
+        let watches = BTreeMap::new();
+        let waiting_lists = BTreeMap::new();
+        let (initializing, resilient_init) = (false, false);
+        ApiServer { id, cache, watches, waiting_lists, flaws, cache_window, initializing, resilient_init }
+    }
+
+    /// With A14's reinitialisation: after a restart or a relist the cache answers 429 until ready.
+    pub fn with_resilient_init(self, on: bool) -> Self {
+        ApiServer { resilient_init: on, ..self }
+    }
+
+    /// Whether the cache is still (re)initialising (A14).
+    pub fn initializing(&self) -> bool {
+        self.initializing
+    }
+
+    /// The cache has listed again and serves (A14): the LISTs that waited for it are answered.
+    pub fn cache_ready(&mut self) -> Outbox {
+        let mut out = Vec::new();
+        if std::mem::take(&mut self.initializing) {
+            self.answer_waiting_lists(&mut out);
+        }
+        out
     }
 
     fn init_cache(id: ServerId, store: &mut Store, cache_window: u8) -> WatchCache {
@@ -89,6 +116,12 @@ impl ApiServer {
 
     /// Serve a LIST (A2). A NotOlderThan list the cache cannot serve yet waits and sends nothing now.
     pub fn list(&mut self, client: ClientId, rv: ListRv, store: &Store) -> Outbox {
+        let from_cache = matches!(rv, ListRv::Any | ListRv::NotOlderThan(_));
+        if self.initializing && from_cache {
+            // A14, simplified: the LISTs the cache would serve get 429; those that read etcd (`rv=""`,
+            // Exact) are served, as with consistent reads from etcd.
+            return vec![(client, Message::List(Err(ApiError::TooManyRequests)))];
+        }
         let result = match rv {
             ListRv::Any => Ok(self.cache_list()),
             ListRv::NotOlderThan(x) if self.cache.rv() >= x => Ok(self.cache_list()),
@@ -121,8 +154,11 @@ impl ApiServer {
         }
     }
 
-    /// Answer every waiting LIST the cache can now serve.
+    /// Answer every waiting LIST the cache can now serve (none while it reinitialises, A14).
     fn answer_waiting_lists(&mut self, out: &mut Outbox) {
+        if self.initializing {
+            return;
+        }
         let rv = self.cache.rv();
         let ready: Vec<ClientId> =
             self.waiting_lists.iter().filter(|(_, x)| **x <= rv).map(|(c, _)| *c).collect();
@@ -134,6 +170,10 @@ impl ApiServer {
 
     /// Open a WATCH (A3, A4). Too old: an ERROR 410 event, then the stream closes.
     pub fn watch(&mut self, client: ClientId, from: WatchFrom, bookmarks: bool) -> Outbox {
+        if self.initializing {
+            // A14: a cache that has not listed again serves no watch: 429 before the stream opens.
+            return vec![(client, Message::WatchRefused(ApiError::TooManyRequests))];
+        }
         let mut out = Vec::new();
         // `start`: events above it are sent; `sent`: what the client has been told so far.
         let (start, sent) = match from {
@@ -268,6 +308,7 @@ impl ApiServer {
     /// 410 if they are older than the new window.
     pub fn relist_cache(&mut self, store: &mut Store) -> Outbox {
         self.cache = Self::init_cache(self.id, store, self.cache_window);
+        self.initializing = self.resilient_init;
         let mut out: Outbox = std::mem::take(&mut self.watches)
             .into_keys()
             .map(|c| (c, Message::End(WatchEnd::Closed)))
@@ -279,6 +320,9 @@ impl ApiServer {
     /// A restart: the cache starts anew and every watch and waiting LIST is gone (the network breaks
     /// their connections).
     pub fn restart(&mut self, store: &mut Store) {
-        *self = ApiServer::start(self.id, store, self.cache_window, self.flaws);
+        let resilient_init = self.resilient_init;
+        *self = ApiServer::start(self.id, store, self.cache_window, self.flaws)
+            .with_resilient_init(resilient_init);
+        self.initializing = resilient_init;
     }
 }

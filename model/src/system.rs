@@ -74,7 +74,10 @@ impl<C: Client> System<C> {
     pub fn start_with(config: Config, make: impl FnMut(ClientId) -> C) -> (Self, Vec<Observed>) {
         let mut store = Store::new(config.tombstones, config.etcd_watch_buffer);
         let servers = (0..config.servers.max(1))
-            .map(|i| ApiServer::start(ServerId(i), &mut store, config.cache_window, config.flaws))
+            .map(|i| {
+                ApiServer::start(ServerId(i), &mut store, config.cache_window, config.flaws)
+                    .with_resilient_init(config.resilient_cache_init)
+            })
             .collect();
         let clients = (0..config.reflectors).map(ClientId).map(make).collect();
         let manager = config.manager.map(|m| Manager::new(m.clusters, m.requests, config.flaws));
@@ -129,7 +132,9 @@ impl<C: Client> System<C> {
     pub fn quiet(&self) -> bool {
         let b = self.budget;
         let compaction_left = b.compactions > 0 && self.store.compacted() < self.store.rev();
-        b.writes == 0 && b.foreign_writes == 0 && !compaction_left && b.faults == 0
+        // A14: a cache still reinitialising after a fault is part of that fault.
+        let reinitialising = self.servers.iter().any(ApiServer::initializing);
+        b.writes == 0 && b.foreign_writes == 0 && !compaction_left && b.faults == 0 && !reinitialising
     }
 
     pub fn client_ids(&self) -> impl Iterator<Item = ClientId> {
@@ -170,7 +175,8 @@ impl<C: Client> System<C> {
         self.network.idle()
             && self.network.conns().all(|(_, c)| !c.unrouted())
             && self.servers.iter().all(|s| {
-                !s.can_ingest(&self.store)
+                !s.initializing()
+                    && !s.can_ingest(&self.store)
                     && s.waiting_lists().is_empty()
                     && !(self.config.progress_notify.has(s.id()) && s.can_progress(&self.store))
             })
@@ -212,6 +218,9 @@ impl<C: Client> System<C> {
             // E7: only for the servers that ask etcd for progress notifications.
             if self.config.progress_notify.has(s.id()) && s.can_progress(&self.store) {
                 out.push(Action::ProgressNotify(s.id()));
+            }
+            if s.initializing() {
+                out.push(Action::CacheReady(s.id()));
             }
         }
         for (client, conn) in self.network.conns() {
@@ -276,7 +285,11 @@ impl<C: Client> System<C> {
                 }
             }
         }
-        for client in self.client_ids() {
+        // A14, simplified: a reinitialising cache lists a small world in far less than any client timer
+        // (800 ms at the least, Retry-After 1 s), so no client timer fires before it is ready: a client
+        // meets its 429 once per reinitialisation, not a backoff ladder of them.
+        let reinitialising = self.servers.iter().any(ApiServer::initializing);
+        for client in self.client_ids().filter(|_| !reinitialising) {
             let c = self.client(client);
             // A9: a health check that finds a dead connection before the next timer comes first.
             let dead = self.network.conn(client).is_some_and(|conn| conn.dead);
@@ -373,6 +386,10 @@ impl<C: Client> System<C> {
             }
             Action::ProgressNotify(s) => {
                 let out = self.servers[usize::from(s.0)].progress_notify(&self.store);
+                self.route(out);
+            }
+            Action::CacheReady(s) => {
+                let out = self.servers[usize::from(s.0)].cache_ready();
                 self.route(out);
             }
             Action::Route(client, s) => {

@@ -201,6 +201,7 @@ fn retry_too_large_rv_never_syncs_again() {
         s.step(Action::Create(A)).ingest(S0).ingest(S1);
         s.step(Action::WriteOther); // revision 2: no event for the watched resource
         s.step(Action::Fault(Fault::RelistCache(S0))); // apiserver-0's cache relists at the global RV 2
+        s.step(Action::CacheReady(S0)); // and serves again (A14)
         s.serve(R, S0).step(Action::Route(R, S0)).fire_until(R, Timer::WatchAged);
         s.step(Action::Fault(Fault::Disconnect(R))).step(Action::Route(R, S1));
         s.step(Action::Fault(Fault::WatchError(R, ApiError::InternalError))).deliver(R);

@@ -275,3 +275,37 @@ fn a_system_starts_every_reflector_with_a_list_and_no_faults_leave_no_fault_acti
     assert!(actions.contains(&Action::Route(C, ServerId(0))));
     assert!(actions.iter().all(|a| !matches!(a, Action::Fault(_))));
 }
+
+#[test]
+fn a14_a_reinitialising_cache_answers_429_until_it_has_listed_again() {
+    let (mut store, server) = setup(2, Flaws::NONE);
+    let mut server = server.with_resilient_init(true);
+    store.put(Prefix::Watched, A); // 1
+    catch_up(&mut server, &mut store);
+    server.watch(C, WatchFrom::Rv(Rev(1)), false);
+    let out = server.relist_cache(&mut store);
+    assert_eq!(out, vec![(C, Message::End(WatchEnd::Closed))], "the relist closes its watches (A5)");
+    assert!(server.initializing());
+    assert_eq!(
+        server.watch(C, WatchFrom::Rv(Rev(1)), false),
+        vec![(C, Message::WatchRefused(ApiError::TooManyRequests))]
+    );
+    assert_eq!(server.list(C, ListRv::Any, &store), vec![(C, Message::List(Err(ApiError::TooManyRequests)))]);
+    assert_eq!(
+        server.list(C, ListRv::NotOlderThan(Rev(1)), &store),
+        vec![(C, Message::List(Err(ApiError::TooManyRequests)))]
+    );
+    // A LIST that reads etcd does not need the cache.
+    assert!(matches!(server.list(C, ListRv::Consistent, &store)[..], [(_, Message::List(Ok(_)))]));
+    assert!(server.cache_ready().is_empty());
+    assert!(!server.initializing());
+    assert!(matches!(server.list(C, ListRv::Any, &store)[..], [(_, Message::List(Ok(_)))]));
+    assert!(server.watch(C, WatchFrom::Rv(Rev(1)), false).is_empty(), "a watch from the cache's RV opens");
+    // A restart reinitialises the same way; without A14 (before k8s 1.31) it serves at once.
+    server.restart(&mut store);
+    assert!(server.initializing());
+    let (mut store, plain) = setup(2, Flaws::NONE);
+    let mut plain = plain.with_resilient_init(false);
+    plain.restart(&mut store);
+    assert!(!plain.initializing());
+}

@@ -34,7 +34,8 @@ impl StepKind {
             Action::Create(_) | Action::Update(_) | Action::Delete(_) => StepKind::Write,
             Action::WriteOther => StepKind::WriteOther,
             Action::Compact(_) => StepKind::Compact,
-            Action::Ingest(_) => StepKind::Ingest,
+            // A14: a cache that finishes its list is server work, as ingesting is.
+            Action::Ingest(_) | Action::CacheReady(_) => StepKind::Ingest,
             Action::ProgressNotify(_) => StepKind::ProgressNotify,
             Action::Route(..) => StepKind::Route,
             Action::ListWaitExpired(_) => StepKind::ListWaitExpired,
@@ -138,6 +139,8 @@ impl Draw {
                 weights[StepKind::Fault(kind).index()] = 1 << extra.below(6);
             }
         }
+        // A14: half the seeds run caches that answer 429 while they reinitialise (k8s >= 1.31).
+        let resilient_cache_init = extra.chance(1, 2);
         for &kind in first {
             let possible = kind != FaultKind::PauseCluster || manager.is_some();
             if possible && rng.chance(1, 2) {
@@ -183,6 +186,7 @@ impl Draw {
                 bookmarks: rng.chance(3, 4),
                 ..ReflectorConfig::default()
             },
+            resilient_cache_init,
             flaws,
         };
         let mut fault_targets = [false; 8];

@@ -64,8 +64,19 @@ impl Story {
         self.step(Action::Route(client, server)).deliver(client)
     }
 
+    /// Let every reinitialising watch cache finish its list (A14): no client timer fires before.
+    pub fn ready_caches(&mut self) -> &mut Self {
+        let ids: Vec<ServerId> =
+            self.sys.servers().iter().filter(|s| s.initializing()).map(|s| s.id()).collect();
+        for id in ids {
+            self.step(Action::CacheReady(id));
+        }
+        self
+    }
+
     /// Fire the client's timers, shortest first, until `timer` has fired.
     pub fn fire_until(&mut self, client: ClientId, timer: Timer) -> &mut Self {
+        self.ready_caches();
         for _ in 0..8 {
             let next = self.sys.reflector(client).next_timer().map(|(t, _)| t);
             self.step(Action::FireTimer(client));
@@ -80,6 +91,7 @@ impl Story {
     /// answers, wait out its backoffs; stop when it is watching with nothing left to do.
     pub fn recover(&mut self, client: ClientId, server: ServerId) -> &mut Self {
         for _ in 0..16 {
+            self.ready_caches();
             if self.sys.enabled(Action::Route(client, server)) {
                 self.serve(client, server);
             } else if self.sys.reflector(client).next_timer().map(|t| t.0) == Some(Timer::Backoff) {
