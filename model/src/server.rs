@@ -23,6 +23,9 @@ pub struct ClientWatch {
     /// The highest RV sent so far (an event's or a bookmark's).
     pub sent: Rev,
     pub bookmarks: bool,
+    /// Nothing but bookmarks was sent since the last event (or no event was sent yet): a bookmark at
+    /// `sent` would say nothing new.
+    pub quiet_since_bookmark: bool,
 }
 
 /// What ingesting from etcd did, for the trace.
@@ -201,7 +204,8 @@ impl ApiServer {
                 }
             },
         };
-        self.watches.insert(client, ClientWatch { from: start, sent, bookmarks });
+        let quiet_since_bookmark = sent == start;
+        self.watches.insert(client, ClientWatch { from: start, sent, bookmarks, quiet_since_bookmark });
         out
     }
 
@@ -227,6 +231,7 @@ impl ApiServer {
                     for (client, w) in self.watches.iter_mut() {
                         if ce.rv > w.from {
                             w.sent = w.sent.max(ce.rv);
+                            w.quiet_since_bookmark = false;
                             out.push((*client, Message::Event(ce.event)));
                         }
                     }
@@ -258,20 +263,29 @@ impl ApiServer {
         store.watch_caught_up(Self::watcher(self.id)) && store.rev() > self.cache.rv()
     }
 
-    /// A bookmark on `client`'s watch (A8): only an RV, and only when it says something new.
+    /// A bookmark on `client`'s watch (A8): only an RV, the cache's last processed one, which may equal
+    /// the RV of the last event sent (never lower); sent only when it says something new: a higher RV,
+    /// or that nothing more comes at the last event's RV.
     pub fn bookmark(&mut self, client: ClientId) -> Outbox {
         let rv = self.cache.rv();
+        if !self.can_bookmark(client) {
+            return Vec::new();
+        }
         match self.watches.get_mut(&client) {
-            Some(w) if w.bookmarks && rv > w.sent => {
+            Some(w) => {
                 w.sent = rv;
+                w.quiet_since_bookmark = true;
                 vec![(client, Message::Event(WatchEvent::Bookmark(rv)))]
             }
-            _ => Vec::new(),
+            None => Vec::new(),
         }
     }
 
     pub fn can_bookmark(&self, client: ClientId) -> bool {
-        self.watches.get(&client).is_some_and(|w| w.bookmarks && self.cache.rv() > w.sent)
+        let rv = self.cache.rv();
+        self.watches
+            .get(&client)
+            .is_some_and(|w| w.bookmarks && (rv > w.sent || (rv == w.sent && !w.quiet_since_bookmark)))
     }
 
     /// The server's watch timeout (A9): a clean close, no ERROR.

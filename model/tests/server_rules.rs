@@ -226,6 +226,21 @@ fn a8_bookmarks_carry_only_an_rv_and_only_when_asked_and_new() {
 }
 
 #[test]
+fn a8_a_bookmark_may_carry_the_rv_of_the_last_event_sent_once() {
+    let (mut store, mut server) = setup(4, Flaws::NONE);
+    server.watch(C, WatchFrom::Rv(Rev(0)), true);
+    store.put(Prefix::Watched, A); // 1
+    catch_up(&mut server, &mut store);
+    assert_eq!(server.cache().rv(), Rev(1));
+    // Every matching event <= 1 was sent: a bookmark at 1, the RV of the last event, says so.
+    assert_eq!(server.bookmark(C), vec![(C, Message::Event(WatchEvent::Bookmark(Rev(1))))]);
+    assert!(!server.can_bookmark(C), "a second one at the same RV says nothing new");
+    store.put(Prefix::Watched, A); // 2
+    catch_up(&mut server, &mut store);
+    assert!(server.can_bookmark(C), "a new event, a new bookmark at its RV");
+}
+
+#[test]
 fn a9_server_timeout_is_a_clean_close() {
     let (_store, mut server) = setup(4, Flaws::NONE);
     server.watch(C, WatchFrom::Rv(Rev(0)), true);
