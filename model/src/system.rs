@@ -175,10 +175,9 @@ impl<C: Client> System<C> {
         self.network.idle()
             && self.network.conns().all(|(_, c)| !c.unrouted())
             && self.servers.iter().all(|s| {
-                !s.initializing()
-                    && !s.can_ingest(&self.store)
-                    && s.waiting_lists().is_empty()
-                    && !(self.config.progress_notify.has(s.id()) && s.can_progress(&self.store))
+                let behind = self.config.progress_notify.has(s.id()) && s.can_progress(&self.store);
+                let busy = s.initializing() || s.can_ingest(&self.store) || !s.waiting_lists().is_empty();
+                !busy && !behind
             })
     }
 
