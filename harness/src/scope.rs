@@ -112,18 +112,39 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
     // on its own. One write keeps it small. These side worlds keep their shape whatever the scope.
     let two_reflectors =
         Config { keys: 1, writes: 1, reflectors: 2, manager: None, ..Config::default().with_flaws(flaws) };
+    // A13: a relist in pages of one item, interleaved with writes and a compaction, so that a continue
+    // can find its first page's RV compacted (410) and the pager falls back to one whole LIST. A 500
+    // on the watch is the one fault: it makes the reflector relist (the first LIST, `rv="0"`, is
+    // served whole from the cache).
+    let paginated = Config {
+        keys: 2,
+        writes: 3,
+        compactions: 1,
+        faults: 1,
+        fault_kinds: FaultKinds::NONE.with(FaultKind::InternalError),
+        manager: None,
+        reflector: listwatch_model::ReflectorConfig { page_size: Some(1), ..list_watch.reflector },
+        ..Config::default().with_flaws(flaws)
+    };
     vec![
         World { name: "list-watch", config: list_watch },
         World { name: "client-manager", config: manager },
         World { name: "ha-mid-upgrade", config: mid_upgrade },
         World { name: "slow-etcd-watcher", config: slow_etcd },
         World { name: "two-reflectors", config: two_reflectors },
+        World { name: "paginated-relist", config: paginated },
     ]
 }
 
 /// The names of a scope's worlds, in order.
-pub const WORLD_NAMES: [&str; 5] =
-    ["list-watch", "client-manager", "ha-mid-upgrade", "slow-etcd-watcher", "two-reflectors"];
+pub const WORLD_NAMES: [&str; 6] = [
+    "list-watch",
+    "client-manager",
+    "ha-mid-upgrade",
+    "slow-etcd-watcher",
+    "two-reflectors",
+    "paginated-relist",
+];
 
 /// One line describing a configuration.
 pub fn describe(config: &Config) -> String {
@@ -138,6 +159,9 @@ pub fn describe(config: &Config) -> String {
         config.reflectors,
         config.cache_window
     );
+    if let Some(limit) = config.reflector.page_size {
+        line.push_str(&format!(", LIST pages of {limit}"));
+    }
     if let Some(m) = config.manager {
         line.push_str(&format!(", manager {} clusters / {} requests", m.clusters, m.requests));
     }

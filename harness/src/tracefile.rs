@@ -133,6 +133,9 @@ struct ReflectorFile {
     /// A9's health check; absent in files that predate it (the default then).
     #[serde(default = "default_health_check_ms", skip_serializing_if = "is_default_health_check_ms")]
     health_check_ms: u64,
+    /// A13's page size; absent: unpaginated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    page_size: Option<u8>,
 }
 
 fn default_health_check_ms() -> u64 {
@@ -180,6 +183,7 @@ impl Trace {
                     short_watch_ms: r.short_watch_ms,
                     bookmarks: r.bookmarks,
                     health_check_ms: r.health_check_ms,
+                    page_size: r.page_size,
                 },
                 resilient_cache_init: c.resilient_cache_init,
                 flaws: c.flaws.iter().map(|f| f.name().to_string()).collect(),
@@ -350,6 +354,7 @@ fn config(f: &ConfigFile) -> Result<Config, String> {
             short_watch_ms: r.short_watch_ms,
             bookmarks: r.bookmarks,
             health_check_ms: r.health_check_ms,
+            page_size: r.page_size,
         },
         resilient_cache_init: f.resilient_cache_init,
         flaws,

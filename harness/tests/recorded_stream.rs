@@ -84,7 +84,7 @@ fn a_list_loop_with_no_failure_breaks_the_request_rate_bound() {
         clients: vec![shown(0, false)],
     }];
     for _ in 0..6 {
-        let ok = Message::List(Ok(ListResponse { rv: Rev(0), items: Vec::new() }));
+        let ok = Message::List(Ok(ListResponse { rv: Rev(0), items: Vec::new(), cont: None }));
         let seen =
             vec![Observed::Received { client: C, message: ok }, Observed::Sent { client: C, request: list }];
         frames.push(Frame { seen, environment: env, clients: vec![shown(0, true)] });

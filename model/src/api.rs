@@ -40,17 +40,43 @@ pub enum WatchFrom {
     Rv(Rev),
 }
 
+/// A `continue` token (A13): the RV the first page was read at, and the last key served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Continue {
+    pub rv: Rev,
+    pub after: crate::types::Key,
+}
+
 /// A request a reflector sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Request {
-    List { rv: ListRv },
-    Watch { from: WatchFrom, timeout_secs: u32, bookmarks: bool },
+    List {
+        rv: ListRv,
+    },
+    /// A page of a paginated LIST (A13): at most `limit` items; `cont` continues a list whose first
+    /// page was read at the token's RV.
+    ListPage {
+        rv: ListRv,
+        limit: u8,
+        cont: Option<Continue>,
+    },
+    Watch {
+        from: WatchFrom,
+        timeout_secs: u32,
+        bookmarks: bool,
+    },
 }
 
 impl Request {
     pub fn is_list(&self) -> bool {
-        matches!(self, Request::List { .. })
+        matches!(self, Request::List { .. } | Request::ListPage { .. })
+    }
+
+    /// A page that continues a paginated LIST (A13), not a new one.
+    pub fn continues(&self) -> bool {
+        matches!(self, Request::ListPage { cont: Some(_), .. })
     }
 }
 
@@ -58,6 +84,10 @@ impl fmt::Display for Request {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Request::List { rv } => write!(f, "LIST {rv}"),
+            Request::ListPage { rv, limit, cont: None } => write!(f, "LIST {rv} limit={limit}"),
+            Request::ListPage { limit, cont: Some(c), .. } => {
+                write!(f, "LIST limit={limit} continue={}/{}", c.rv, c.after)
+            }
             Request::Watch { from: WatchFrom::Now, timeout_secs, .. } => {
                 write!(f, "WATCH rv=\"0\" timeout={timeout_secs}s")
             }
@@ -106,6 +136,9 @@ pub struct ListResponse {
     /// The list's resourceVersion (A1: the read revision).
     pub rv: Rev,
     pub items: Vec<Object>,
+    /// More pages follow (A13).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub cont: Option<Continue>,
 }
 
 /// One event on a watch stream.
@@ -181,6 +214,9 @@ pub enum Message {
 impl fmt::Display for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Message::List(Ok(l)) if l.cont.is_some() => {
+                write!(f, "LIST page rv={} items={} (more follow)", l.rv, l.items.len())
+            }
             Message::List(Ok(l)) => write!(f, "LIST ok rv={} items={}", l.rv, l.items.len()),
             Message::List(Err(e)) => write!(f, "LIST failed: {e}"),
             Message::WatchRefused(e) => write!(f, "WATCH refused: {e}"),

@@ -27,7 +27,7 @@ pub mod types;
 pub mod watch_cache;
 
 pub use action::{Action, Fault};
-pub use api::{ApiError, ListResponse, ListRv, Message, Request, WatchEnd, WatchEvent, WatchFrom};
+pub use api::{ApiError, Continue, ListResponse, ListRv, Message, Request, WatchEnd, WatchEvent, WatchFrom};
 pub use cache::{Cache, CacheOp, Notification};
 pub use client::{Client, Effect, Input, ModelClient};
 pub use config::{Config, FaultKind, FaultKinds, ManagerConfig, ProgressNotify};

@@ -17,6 +17,7 @@ use crate::api::{ApiError, ListResponse, ListRv, Request, WatchEnd, WatchEvent, 
 use crate::cache::CacheOp;
 use crate::flaw::{Flaw, Flaws};
 use crate::guard;
+use crate::types::Object;
 use crate::types::{Millis, Rev};
 
 /// Durations and options; client-go's defaults unless a driver sets others.
@@ -37,6 +38,9 @@ pub struct ReflectorConfig {
     /// after 30 s without a frame (`ReadIdleTimeout`) and gives the connection up 15 s later
     /// (`PingTimeout`, PR #95981). A live connection always answers the ping, so it never fires there.
     pub health_check_ms: Millis,
+    /// A13: list in pages of this many items (client-go's pager, `WatchListPageSize`; 500 upstream)
+    /// instead of one response. `None`: unpaginated. An `rv="0"` list is served whole anyway.
+    pub page_size: Option<u8>,
 }
 
 impl Default for ReflectorConfig {
@@ -49,6 +53,7 @@ impl Default for ReflectorConfig {
             short_watch_ms: 1_000,
             bookmarks: true,
             health_check_ms: 45_000,
+            page_size: None,
         }
     }
 }
@@ -131,6 +136,8 @@ pub struct Reflector {
     /// timers armed at once are armed in the same step, so this is the reflector's time since then.
     fired_ms: Millis,
     outputs: VecDeque<Output>,
+    /// A13: the items of the pages received so far of a paginated LIST.
+    pages: Vec<Object>,
     config: ReflectorConfig,
     flaws: Flaws,
 }
@@ -146,6 +153,7 @@ impl Reflector {
             armed: 0,
             fired_ms: 0,
             outputs: VecDeque::new(),
+            pages: Vec::new(),
             config,
             flaws,
         }
@@ -233,7 +241,13 @@ impl Reflector {
 
     fn list(&mut self, rv: ListRv) {
         self.phase = Phase::Listing { rv };
-        self.outputs.push_back(Output::Send(Request::List { rv }));
+        self.pages.clear();
+        let request = match self.config.page_size {
+            // A13: the pager pages every list but `rv="0"`, which the cache serves whole.
+            Some(limit) if rv != ListRv::Any => Request::ListPage { rv, limit, cont: None },
+            _ => Request::List { rv },
+        };
+        self.outputs.push_back(Output::Send(request));
     }
 
     /// C2: the RV of a relist.
@@ -276,14 +290,30 @@ impl Reflector {
     /// The LIST came back.
     pub fn handle_list_result(&mut self, result: Result<ListResponse, ApiError>) {
         let Phase::Listing { rv } = self.phase else { return };
+        let mut pages = std::mem::take(&mut self.pages);
+        let paging = !pages.is_empty();
         match result {
-            Ok(list) => {
+            Ok(ListResponse { items, cont: Some(cont), .. }) => {
+                // A13: keep the page and ask for the next one, pinned to the first page's RV.
+                pages.extend(items);
+                self.pages = pages;
+                let limit = self.config.page_size.unwrap_or(1);
+                self.outputs.push_back(Output::Send(Request::ListPage { rv, limit, cont: Some(cont) }));
+            }
+            Ok(mut list) => {
+                pages.append(&mut list.items);
+                let list = ListResponse { items: pages, ..list };
                 // C2, C7: `store.Replace(items, rv)`, then `last_rv := rv` and watch from it.
                 self.outputs.push_back(Output::Cache(CacheOp::Replace { items: list.items, rv: list.rv }));
                 self.last_rv = list.rv;
                 self.synced = true;
                 self.rv_unavailable = false;
                 self.watch();
+            }
+            Err(ApiError::Expired) if paging => {
+                // A13: a continue whose RV was compacted; client-go's pager falls back to one
+                // unpaginated LIST at the requested RV, at once.
+                self.outputs.push_back(Output::Send(Request::List { rv }));
             }
             Err(ApiError::TooLargeResourceVersion) if self.flaws.has(Flaw::RetryTooLargeRv) => {
                 // The flaw: "too large" is an ordinary error; back off and ask for the same RV again.

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::api::{ApiError, ListResponse, ListRv, Message, WatchEnd, WatchEvent, WatchFrom};
+use crate::api::{ApiError, Continue, ListResponse, ListRv, Message, WatchEnd, WatchEvent, WatchFrom};
 use crate::flaw::Flaws;
 use crate::store::{ReadError, Snapshot, Store, WatchResponse, WatcherId};
 use crate::types::{ClientId, Millis, Rev, ServerId};
@@ -114,7 +114,7 @@ impl ApiServer {
     }
 
     fn cache_list(&self) -> ListResponse {
-        ListResponse { rv: self.cache.rv(), items: self.cache.objects().copied().collect() }
+        ListResponse { rv: self.cache.rv(), items: self.cache.objects().copied().collect(), cont: None }
     }
 
     /// Serve a LIST (A2). A NotOlderThan list the cache cannot serve yet waits and sends nothing now.
@@ -143,7 +143,44 @@ impl ApiServer {
 
     fn etcd_list(store: &Store, at: Option<Rev>) -> Result<ListResponse, ReadError> {
         let snap = store.range(at)?;
-        Ok(ListResponse { rv: snap.rev, items: snap.kvs.iter().map(|kv| kv.object()).collect() })
+        Ok(ListResponse { rv: snap.rev, items: snap.kvs.iter().map(|kv| kv.object()).collect(), cont: None })
+    }
+
+    /// Serve a page of a paginated LIST (A13). `rv="0"` is served whole from the cache, the limit
+    /// ignored. A first page reads etcd (at the current revision, or at an Exact RV); each later page is
+    /// an exact read at the first page's RV, `410 Expired` once that was compacted.
+    pub fn list_page(
+        &mut self,
+        client: ClientId,
+        rv: ListRv,
+        limit: u8,
+        cont: Option<Continue>,
+        store: &Store,
+    ) -> Outbox {
+        if rv == ListRv::Any && cont.is_none() {
+            return self.list(client, rv, store);
+        }
+        let at = match (cont, rv) {
+            (Some(c), _) => Some(c.rv),
+            (None, ListRv::Exact(x)) => Some(x),
+            (None, _) => None,
+        };
+        let result = Self::etcd_list(store, at)
+            .map_err(|e| match e {
+                ReadError::Compacted { .. } => ApiError::Expired,
+                ReadError::FutureRev { .. } => ApiError::TooLargeResourceVersion,
+            })
+            .map(|whole| {
+                let after = cont.map(|c| c.after);
+                let rest: Vec<_> =
+                    whole.items.into_iter().filter(|o| after.is_none_or(|a| o.key > a)).collect();
+                let limit = usize::from(limit.max(1));
+                let more = rest.len() > limit;
+                let items: Vec<_> = rest.into_iter().take(limit).collect();
+                let cont = more.then(|| Continue { rv: whole.rv, after: items[items.len() - 1].key });
+                ListResponse { rv: whole.rv, items, cont }
+            });
+        vec![(client, Message::List(result))]
     }
 
     /// How long a NotOlderThan LIST waits for the cache before `504` (A2).

@@ -397,6 +397,9 @@ impl<C: Client> System<C> {
                     let server = &mut self.servers[usize::from(s.0)];
                     let out = match request {
                         Request::List { rv } => server.list(client, rv, &self.store),
+                        Request::ListPage { rv, limit, cont } => {
+                            server.list_page(client, rv, limit, cont, &self.store)
+                        }
                         Request::Watch { from, bookmarks, .. } => server.watch(client, from, bookmarks),
                     };
                     self.route(out);

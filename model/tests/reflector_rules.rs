@@ -21,7 +21,7 @@ fn c1_c3_every_armed_timer_is_announced() {
     let mut r = Reflector::new(ReflectorConfig::default(), Flaws::NONE);
     r.start();
     let _ = std::iter::from_fn(|| r.poll_output()).count();
-    r.handle_list_result(Ok(ListResponse { rv: Rev(5), items: vec![] }));
+    r.handle_list_result(Ok(ListResponse { rv: Rev(5), items: vec![], cont: None }));
     let armed: Vec<Timer> = std::iter::from_fn(|| r.poll_output())
         .filter_map(|o| if let Output::Arm(t) = o { Some(t) } else { None })
         .collect();
@@ -60,7 +60,7 @@ fn watching(rv: u32, flaws: Flaws) -> Reflector {
     let mut r = Reflector::new(ReflectorConfig::default(), flaws);
     r.start();
     drain(&mut r);
-    r.handle_list_result(Ok(ListResponse { rv: Rev(rv), items: vec![obj(0, rv)] }));
+    r.handle_list_result(Ok(ListResponse { rv: Rev(rv), items: vec![obj(0, rv)], cont: None }));
     assert_eq!(requests(&drain(&mut r)), vec![watch_from(rv)]);
     r
 }
@@ -86,7 +86,7 @@ fn c1_backoff_doubles_from_800ms_caps_at_30s_and_resets_after_two_healthy_minute
         assert_eq!(requests(&drain(&mut r)), vec![Request::List { rv: ListRv::Any }]);
     }
     assert_eq!(waits, vec![800, 1600, 3200, 6400, 12800, 25600, 30000, 30000]);
-    r.handle_list_result(Ok(ListResponse { rv: Rev(3), items: vec![] }));
+    r.handle_list_result(Ok(ListResponse { rv: Rev(3), items: vec![], cont: None }));
     drain(&mut r);
     assert_eq!(fire_next(&mut r), Timer::WatchAged);
     assert_eq!(fire_next(&mut r), Timer::BackoffReset);
@@ -100,7 +100,7 @@ fn c2_first_list_is_rv0_relist_is_not_older_than_and_410_falls_back_to_consisten
     assert_eq!(r.phase(), Phase::Empty);
     r.start();
     assert_eq!(requests(&drain(&mut r)), vec![Request::List { rv: ListRv::Any }]);
-    r.handle_list_result(Ok(ListResponse { rv: Rev(5), items: vec![obj(0, 5)] }));
+    r.handle_list_result(Ok(ListResponse { rv: Rev(5), items: vec![obj(0, 5)], cont: None }));
     let out = drain(&mut r);
     assert_eq!(out[0], Output::Cache(CacheOp::Replace { items: vec![obj(0, 5)], rv: Rev(5) }));
     assert_eq!(r.resource_version(), Rev(5));
@@ -212,7 +212,7 @@ fn c8_has_synced_after_one_full_list_and_the_manager_waits_outside_its_lock_with
     let mut r = Reflector::new(ReflectorConfig::default(), Flaws::NONE);
     r.start();
     assert!(!r.has_synced());
-    r.handle_list_result(Ok(ListResponse { rv: Rev(1), items: vec![] }));
+    r.handle_list_result(Ok(ListResponse { rv: Rev(1), items: vec![], cont: None }));
     assert!(r.has_synced());
 
     let mut m = Manager::new(1, 1, Flaws::NONE);

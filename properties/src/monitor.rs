@@ -124,8 +124,11 @@ pub struct ClientMonitor {
     pub owe_backoff: Option<Failure>,
     /// Model time since that failure, counted up to the floor.
     pub since_failure_ms: Millis,
-    /// C2: the one consistent LIST allowed at once after a LIST got 410 or too large.
-    pub may_retry_consistent: bool,
+    /// The one LIST allowed at once after a failed one, at this RV: consistent after a LIST got 410 or
+    /// too large (C2); the whole list at the requested RV after a continued page got 410 (A13's pager).
+    pub may_retry: Option<ListRv>,
+    /// A page with more to follow arrived (A13): the next request may continue that LIST.
+    pub paging: bool,
     /// The outstanding request was sent after a backoff was waited out.
     pub backed_off: bool,
     /// Requests since the RV last moved or the floor of time last passed.
@@ -285,8 +288,16 @@ impl Monitor {
         let i = usize::from(client.0);
         let c = &mut self.clients[i];
         c.busy_steps = 0;
+        if let (true, Request::ListPage { rv, cont: Some(_), .. }) = (c.paging, request) {
+            // A13: the next page of the LIST in progress, not a new request for the backoff, relist
+            // and convergence rules.
+            c.outstanding = Some(Outstanding::List { rv: *rv });
+            c.answered = false;
+            return;
+        }
+        c.paging = false;
         let owed = c.owe_rewatch.take();
-        let retry = std::mem::take(&mut c.may_retry_consistent);
+        let retry = std::mem::take(&mut c.may_retry);
         let backoff = c.owe_backoff.take();
         c.backed_off = backoff.is_none() && std::mem::take(&mut c.backed_off);
         c.resumed = owed.is_some() && !request.is_list();
@@ -295,7 +306,7 @@ impl Monitor {
         let burst = c.requests_without_progress;
         let claimed = c.claimed;
         match request {
-            Request::List { rv } => {
+            Request::List { rv } | Request::ListPage { rv, .. } => {
                 c.outstanding = Some(Outstanding::List { rv: *rv });
                 c.stream = None;
             }
@@ -311,7 +322,7 @@ impl Monitor {
             }
         }
         match (owed, request) {
-            (Some(ending), Request::List { rv }) => {
+            (Some(ending), Request::List { rv } | Request::ListPage { rv, .. }) => {
                 let detail = format!("sent LIST {rv} after {}", ending.describe());
                 self.fail(Property::NoNeedlessRelist, Some(client), detail);
             }
@@ -322,7 +333,10 @@ impl Monitor {
             }
             _ => {}
         }
-        let consistent_retry = retry && *request == Request::List { rv: ListRv::Consistent };
+        let consistent_retry = match request {
+            Request::List { rv } | Request::ListPage { rv, cont: None, .. } => retry == Some(*rv),
+            _ => false,
+        };
         if let (Some(why), false) = (backoff, consistent_retry) {
             let detail = format!("sent {request} less than {BACKOFF_FLOOR_MS} ms after {why}");
             self.fail(Property::Backoff, Some(client), detail);
@@ -350,10 +364,12 @@ impl Monitor {
     fn received(&mut self, obs: &impl Observations, client: ClientId, message: &Message) {
         let c = &mut self.clients[usize::from(client.0)];
         match message {
-            Message::List(Ok(_)) => {
+            Message::List(Ok(list)) => {
                 c.outstanding = None;
                 c.last_error = None;
-                c.listed = true;
+                // A13: only the last page completes the LIST.
+                c.paging = list.cont.is_some();
+                c.listed |= list.cont.is_none();
             }
             Message::List(Err(e)) => {
                 let rv = match c.outstanding {
@@ -364,7 +380,12 @@ impl Monitor {
                 c.last_error = Some(*e);
                 // C2: the RV is unavailable; a consistent LIST may follow at once, once.
                 let unavailable = matches!(e, ApiError::Expired | ApiError::TooLargeResourceVersion);
-                c.may_retry_consistent = unavailable && rv.is_some_and(|rv| rv != ListRv::Consistent);
+                let continued = std::mem::take(&mut c.paging) && *e == ApiError::Expired;
+                c.may_retry = match rv {
+                    Some(rv) if continued => Some(rv),
+                    Some(rv) if unavailable && rv != ListRv::Consistent => Some(ListRv::Consistent),
+                    _ => None,
+                };
                 c.failed(Failure::ListFailed(*e));
             }
             Message::WatchRefused(e) => {

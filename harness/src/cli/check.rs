@@ -24,6 +24,7 @@ the scope):
   slow-etcd-watcher  1 key, 2 writes, 1 write to another resource, an etcd watch that buffers 1 event,
                      etcd 3.5.16+ tombstones
   two-reflectors     1 key, 1 write, 2 reflectors
+  paginated-relist   2 keys, 3 writes, 1 compaction, one 500: a relist in pages of one item (A13)
 
 scopes (--scope):
   small    1 key, 2 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2

@@ -121,6 +121,10 @@ impl<T: ListWatch> Driver<T> {
                             let result = self.transport.list(rv).await;
                             self.reflector.handle_list_result(result);
                         }
+                        Request::ListPage { rv, limit, cont } => {
+                            let result = self.transport.list_page(rv, limit, cont).await;
+                            self.reflector.handle_list_result(result);
+                        }
                         Request::Watch { from, timeout_secs, bookmarks } => {
                             match self.transport.watch(from, timeout_secs, bookmarks).await {
                                 Ok(stream) => self.stream = Some(stream),

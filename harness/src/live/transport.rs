@@ -25,6 +25,17 @@ pub trait ListWatch: Send + Sync {
     /// A LIST at `rv` (A2); an error is the whole answer (410, 504, 429, 500, refused).
     fn list(&self, rv: ListRv) -> impl Future<Output = Result<ListResponse, ApiError>> + Send;
 
+    /// A page of a paginated LIST (A13). A transport that does not paginate answers with the whole
+    /// list and no `continue`, which the API allows (a server may ignore `limit`).
+    fn list_page(
+        &self,
+        rv: ListRv,
+        _limit: u8,
+        _cont: Option<listwatch_model::Continue>,
+    ) -> impl Future<Output = Result<ListResponse, ApiError>> + Send {
+        self.list(rv)
+    }
+
     /// Open a WATCH from `from`, ended by the server after `timeout_secs` (A9). An error here is a
     /// refusal before any stream opened; errors after it opened arrive as ERROR events (A4).
     fn watch(

@@ -141,6 +141,8 @@ impl Draw {
         }
         // A14: half the seeds run caches that answer 429 while they reinitialise (k8s >= 1.31).
         let resilient_cache_init = extra.chance(1, 2);
+        // A13: a third of the seeds relist in pages of one or two items.
+        let page_size = extra.chance(1, 3).then(|| extra.between(1, 2));
         for &kind in first {
             let possible = kind != FaultKind::PauseCluster || manager.is_some();
             if possible && rng.chance(1, 2) {
@@ -184,6 +186,7 @@ impl Draw {
                 // C3: the driver draws the watch timeout (5-10 minutes upstream).
                 watch_timeout_secs: 300 + rng.below(301) as u32,
                 bookmarks: rng.chance(3, 4),
+                page_size,
                 ..ReflectorConfig::default()
             },
             resilient_cache_init,
