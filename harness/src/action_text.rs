@@ -40,13 +40,14 @@ pub fn format(action: &Action) -> String {
     }
 }
 
-const ERRORS: [(ApiError, &str); 6] = [
+const ERRORS: [(ApiError, &str); 7] = [
     (ApiError::Expired, "410"),
     (ApiError::TooLargeResourceVersion, "504"),
     (ApiError::TooManyRequests, "429"),
     (ApiError::InternalError, "500"),
     (ApiError::ConnectionRefused, "refused"),
     (ApiError::Disconnected, "reset"),
+    (ApiError::BadRequest, "400"),
 ];
 
 fn error_code(e: ApiError) -> &'static str {

@@ -91,6 +91,7 @@ fn every_flaw_is_caught_by_its_property_with_a_shortest_trace() {
         (Flaw::RetryTooLargeRv, Property::Converges, 26),
         (Flaw::ReplaceKeepsMissing, Property::NoResurrectedDelete, 10),
         (Flaw::NoIdleDetection, Property::StaleBounded, 7),
+        (Flaw::ContinueWithRv, Property::Converges, 26),
     ];
     for (flaw, property, steps) in expected {
         let outcomes = check(Flaws::only(flaw), Search::Bfs, true);

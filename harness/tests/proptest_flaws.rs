@@ -92,10 +92,15 @@ fn run(config: Config, (mask, weights, choices): &Case) -> (usize, Option<Proper
 /// The checker's small world for `flaw`, without A14's 429s while a cache reinitialises: with them the
 /// two HA stories (relist-from-stale-cache, retry-too-large-rv) need more than this test's 20,000 cases
 /// to be found from its fixed seed. The checker and the simulator explore A14.
+/// The pager's flaw lives where lists are paginated.
 fn world(flaw: Flaw) -> Config {
     let ws = worlds(Scope::Small, Flaws::only(flaw));
     let manager = flaw.component() == Component::Manager;
-    let config = ws.into_iter().find(|w| w.config.manager.is_some() == manager).expect("a world").config;
+    let pager = flaw == Flaw::ContinueWithRv;
+    let home = |w: &listwatch_harness::scope::World| {
+        w.config.manager.is_some() == manager && w.config.reflector.page_size.is_some() == pager
+    };
+    let config = ws.into_iter().find(home).expect("a world").config;
     Config { resilient_cache_init: false, ..config }
 }
 

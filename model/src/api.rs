@@ -85,8 +85,11 @@ impl fmt::Display for Request {
         match self {
             Request::List { rv } => write!(f, "LIST {rv}"),
             Request::ListPage { rv, limit, cont: None } => write!(f, "LIST {rv} limit={limit}"),
-            Request::ListPage { limit, cont: Some(c), .. } => {
+            Request::ListPage { rv: ListRv::Consistent, limit, cont: Some(c) } => {
                 write!(f, "LIST limit={limit} continue={}/{}", c.rv, c.after)
+            }
+            Request::ListPage { rv, limit, cont: Some(c) } => {
+                write!(f, "LIST {rv} limit={limit} continue={}/{}", c.rv, c.after)
             }
             Request::Watch { from: WatchFrom::Now, timeout_secs, .. } => {
                 write!(f, "WATCH rv=\"0\" timeout={timeout_secs}s")
@@ -114,6 +117,9 @@ pub enum ApiError {
     ConnectionRefused,
     /// The connection broke before a response arrived.
     Disconnected,
+    /// 400 BadRequest: the request does not validate (A13: a `continue` that also names a
+    /// resourceVersion).
+    BadRequest,
 }
 
 impl fmt::Display for ApiError {
@@ -125,6 +131,7 @@ impl fmt::Display for ApiError {
             ApiError::InternalError => "500 InternalError",
             ApiError::ConnectionRefused => "connection refused",
             ApiError::Disconnected => "connection reset",
+            ApiError::BadRequest => "400 BadRequest",
         })
     }
 }

@@ -56,10 +56,14 @@ pub enum Flaw {
     /// check, no idle timeout. A half-open watch is given up only when the watch's own timeout ends it,
     /// minutes later, or never. kubernetes#87615 (and #65012), fixed by PR #95981 (k8s 1.20).
     NoIdleDetection,
+    /// client-go's pager keeps the list's resourceVersion on its `continue` requests; the API server
+    /// refuses them (400: a continue carries its own RV), so every paginated relist fails and the
+    /// reflector never syncs again. kubernetes#85221, fixed by PR #85272 before k8s 1.17. SEMANTICS A13.
+    ContinueWithRv,
 }
 
 impl Flaw {
-    pub const ALL: [Flaw; 10] = [
+    pub const ALL: [Flaw; 11] = [
         Flaw::StaleDeleteRv,
         Flaw::NilPrevKvDropped,
         Flaw::RelistOnTimeout,
@@ -70,6 +74,7 @@ impl Flaw {
         Flaw::RetryTooLargeRv,
         Flaw::ReplaceKeepsMissing,
         Flaw::NoIdleDetection,
+        Flaw::ContinueWithRv,
     ];
 
     /// The name used on the command line and in traces.
@@ -85,6 +90,7 @@ impl Flaw {
             Flaw::RetryTooLargeRv => "retry-too-large-rv",
             Flaw::ReplaceKeepsMissing => "replace-keeps-missing",
             Flaw::NoIdleDetection => "no-idle-detection",
+            Flaw::ContinueWithRv => "continue-with-rv",
         }
     }
 
@@ -101,6 +107,7 @@ impl Flaw {
             Flaw::RetryTooLargeRv => "kubernetes#91073",
             Flaw::ReplaceKeepsMissing => "seed 001 repair (C7)",
             Flaw::NoIdleDetection => "kubernetes#87615",
+            Flaw::ContinueWithRv => "kubernetes#85221",
         }
     }
 
@@ -112,7 +119,8 @@ impl Flaw {
             | Flaw::SpinOnClose
             | Flaw::RelistFromStaleCache
             | Flaw::RetryTooLargeRv
-            | Flaw::NoIdleDetection => Component::Reflector,
+            | Flaw::NoIdleDetection
+            | Flaw::ContinueWithRv => Component::Reflector,
             Flaw::ReplaceKeepsMissing => Component::Cache,
             Flaw::SyncUnderLock => Component::Manager,
         }

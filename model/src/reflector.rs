@@ -298,7 +298,14 @@ impl Reflector {
                 pages.extend(items);
                 self.pages = pages;
                 let limit = self.config.page_size.unwrap_or(1);
-                self.outputs.push_back(Output::Send(Request::ListPage { rv, limit, cont: Some(cont) }));
+                // A continue carries its own RV: the request names none (`rv=""`). The flaw keeps the
+                // list's RV on it (kubernetes#85221).
+                let page_rv = if self.flaws.has(Flaw::ContinueWithRv) { rv } else { ListRv::Consistent };
+                self.outputs.push_back(Output::Send(Request::ListPage {
+                    rv: page_rv,
+                    limit,
+                    cont: Some(cont),
+                }));
             }
             Ok(mut list) => {
                 pages.append(&mut list.items);

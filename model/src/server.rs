@@ -160,6 +160,10 @@ impl ApiServer {
         if rv == ListRv::Any && cont.is_none() {
             return self.list(client, rv, store);
         }
+        if cont.is_some() && rv != ListRv::Consistent {
+            // A13, request validation: a continue carries its own RV; naming one too is refused.
+            return vec![(client, Message::List(Err(ApiError::BadRequest)))];
+        }
         let at = match (cont, rv) {
             (Some(c), _) => Some(c.rv),
             (None, ListRv::Exact(x)) => Some(x),

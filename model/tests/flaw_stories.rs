@@ -315,3 +315,51 @@ fn no_idle_detection_keeps_a_silently_dead_watch_for_minutes() {
         .sum();
     assert_eq!(waited, 299_000, "stale until the watch's own timeout, 5 min after it began");
 }
+
+/// kubernetes#85221, PR #85272: the pager kept the list's resourceVersion on its continue requests. The
+/// API server refuses a continue that names an RV (400), so every paginated relist fails: the reflector
+/// backs off and lists again, for ever.
+#[test]
+fn continue_with_rv_makes_every_paginated_relist_fail() {
+    let config = Config {
+        fault_kinds: FaultKinds::NONE.with(FaultKind::InternalError),
+        reflector: listwatch_model::ReflectorConfig { page_size: Some(1), ..Default::default() },
+        ..scope(2, 2, 1)
+    };
+    let (flawed, correct) = both(Flaw::ContinueWithRv, config, |s| {
+        s.steps(&[Action::Create(A), Action::Create(B)]).ingest(S0);
+        s.serve(R, S0); // the first LIST, rv="0", is served whole: no pages
+        s.step(Action::Route(R, S0)).fire_until(R, Timer::WatchAged);
+        s.step(Action::Fault(Fault::WatchError(R, ApiError::InternalError))).deliver(R);
+        for _ in 0..3 {
+            if s.sys.reflector(R).next_timer().map(|t| t.0) == Some(Timer::Backoff) {
+                s.fire_until(R, Timer::Backoff); // a relist, in pages of one
+            }
+            while s.sys.enabled(Action::Route(R, S0)) {
+                s.serve(R, S0);
+            }
+        }
+    });
+    let continues = |s: &Story| {
+        s.sent(R)
+            .into_iter()
+            .filter_map(|r| match r {
+                Request::ListPage { rv, cont: Some(_), .. } => Some(rv),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(continues(&correct), vec![ListRv::Consistent], "one continue, naming no RV");
+    assert!(correct.sys.view(R).synced && correct.sys.view(R).resource_version == Rev(2));
+    assert!(continues(&flawed).iter().all(|rv| *rv == ListRv::NotOlderThan(Rev(2))));
+    assert!(continues(&flawed).len() >= 3, "each relist's continue is refused: {:?}", flawed.sent(R));
+    assert!(flawed
+        .log
+        .iter()
+        .any(|o| matches!(o, Observed::Received { message: Message::List(Err(ApiError::BadRequest)), .. })));
+    assert_eq!(
+        flawed.sys.reflector(R).phase(),
+        Phase::Backoff { then: listwatch_model::Next::Relist },
+        "still relisting"
+    );
+}

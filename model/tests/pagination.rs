@@ -77,7 +77,8 @@ fn a13_the_reflector_pages_a_relist_and_falls_back_to_a_whole_list_on_410() {
     let cont = Continue { rv: Rev(2), after: Key(0) };
     assert_eq!(
         s.sent(R).last(),
-        Some(&Request::ListPage { rv: ListRv::NotOlderThan(Rev(2)), limit: 1, cont: Some(cont) })
+        // A continue names no RV of its own (`rv=""`): the token carries the first page's.
+        Some(&Request::ListPage { rv: ListRv::Consistent, limit: 1, cont: Some(cont) })
     );
     assert!(s.sys.view(R).cache.len() == 2, "the first page replaced nothing yet");
     s.step(Action::Update(Key(1))).ingest(S0).step(Action::Compact(Rev(3)));

@@ -127,8 +127,9 @@ pub struct ClientMonitor {
     /// The one LIST allowed at once after a failed one, at this RV: consistent after a LIST got 410 or
     /// too large (C2); the whole list at the requested RV after a continued page got 410 (A13's pager).
     pub may_retry: Option<ListRv>,
-    /// A page with more to follow arrived (A13): the next request may continue that LIST.
-    pub paging: bool,
+    /// A page with more to follow arrived (A13): the next request may continue that LIST, requested
+    /// at this RV.
+    pub paging: Option<ListRv>,
     /// The outstanding request was sent after a backoff was waited out.
     pub backed_off: bool,
     /// Requests since the RV last moved or the floor of time last passed.
@@ -288,14 +289,14 @@ impl Monitor {
         let i = usize::from(client.0);
         let c = &mut self.clients[i];
         c.busy_steps = 0;
-        if let (true, Request::ListPage { rv, cont: Some(_), .. }) = (c.paging, request) {
+        if let (Some(rv), Request::ListPage { cont: Some(_), .. }) = (c.paging, request) {
             // A13: the next page of the LIST in progress, not a new request for the backoff, relist
             // and convergence rules.
-            c.outstanding = Some(Outstanding::List { rv: *rv });
+            c.outstanding = Some(Outstanding::List { rv });
             c.answered = false;
             return;
         }
-        c.paging = false;
+        c.paging = None;
         let owed = c.owe_rewatch.take();
         let retry = std::mem::take(&mut c.may_retry);
         let backoff = c.owe_backoff.take();
@@ -365,10 +366,13 @@ impl Monitor {
         let c = &mut self.clients[usize::from(client.0)];
         match message {
             Message::List(Ok(list)) => {
-                c.outstanding = None;
-                c.last_error = None;
                 // A13: only the last page completes the LIST.
-                c.paging = list.cont.is_some();
+                let rv = match c.outstanding.take() {
+                    Some(Outstanding::List { rv }) => rv,
+                    _ => ListRv::Consistent,
+                };
+                c.last_error = None;
+                c.paging = list.cont.is_some().then_some(rv);
                 c.listed |= list.cont.is_none();
             }
             Message::List(Err(e)) => {
@@ -380,7 +384,7 @@ impl Monitor {
                 c.last_error = Some(*e);
                 // C2: the RV is unavailable; a consistent LIST may follow at once, once.
                 let unavailable = matches!(e, ApiError::Expired | ApiError::TooLargeResourceVersion);
-                let continued = std::mem::take(&mut c.paging) && *e == ApiError::Expired;
+                let continued = c.paging.take().is_some() && *e == ApiError::Expired;
                 c.may_retry = match rv {
                     Some(rv) if continued => Some(rv),
                     Some(rv) if unavailable && rv != ListRv::Consistent => Some(ListRv::Consistent),
