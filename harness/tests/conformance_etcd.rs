@@ -108,6 +108,18 @@ mod with_etcd {
     }
 
     #[test]
+    fn json_summarises_the_run() {
+        let run =
+            listwatch().args(["conformance", "etcd", "--sequences", "5", "--json"]).output().expect("runs");
+        assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+        let summary: serde_json::Value = serde_json::from_slice(&run.stdout).expect("one JSON document");
+        assert_eq!(summary["sequences"], 5);
+        assert_eq!(summary["difference"], serde_json::Value::Null);
+        assert!(summary["operations"].as_u64().is_some_and(|n| n >= 20), "{summary}");
+        assert!(summary["etcd"].as_str().is_some_and(|v| v.starts_with('3')), "{summary}");
+    }
+
+    #[test]
     fn an_unreachable_endpoint_is_one_line_and_exit_2() {
         let run = listwatch()
             .args(["conformance", "etcd", "--endpoint", "http://127.0.0.1:9"])
