@@ -1,57 +1,13 @@
-//! The spelling of an action in a trace file: a verb and its operands, stable across versions of the
-//! trace format (`create default/a`, `route reflector-0 apiserver-1`, `refuse reflector-0 429`).
-//!
-//! The prose of `Display` is for people and may change; this spelling is the file format.
+//! The spelling of an action in a trace file: a verb and its operands (`create default/a`,
+//! `route reflector-0 apiserver-1`, `refuse reflector-0 429`). It is the model's `Display` of an action,
+//! the one spelling `show`, `check`, `bugs` and the Explorer share; this module parses it back.
 
 use listwatch_model::manager::{ClusterId, RequestId};
 use listwatch_model::{Action, ApiError, ClientId, Fault, Key, Rev, ServerId};
 
-/// An action as a trace file spells it.
+/// An action as a trace file spells it: its `Display`.
 pub fn format(action: &Action) -> String {
-    match action {
-        Action::Create(k) => format!("create {k}"),
-        Action::Update(k) => format!("update {k}"),
-        Action::Delete(k) => format!("delete {k}"),
-        Action::WriteOther => "write-other".into(),
-        Action::Compact(r) => format!("compact {r}"),
-        Action::Ingest(s) => format!("ingest {s}"),
-        Action::ProgressNotify(s) => format!("progress-notify {s}"),
-        Action::CacheReady(s) => format!("cache-ready {s}"),
-        Action::Route(c, s) => format!("route {c} {s}"),
-        Action::ListWaitExpired(c) => format!("list-wait-expired {c}"),
-        Action::Deliver(c) => format!("deliver {c}"),
-        Action::Bookmark(c) => format!("bookmark {c}"),
-        Action::FireTimer(c) => format!("fire-timer {c}"),
-        Action::Fault(Fault::Disconnect(c)) => format!("disconnect {c}"),
-        Action::Fault(Fault::ServerTimeout(c)) => format!("server-timeout {c}"),
-        Action::Fault(Fault::Refuse(c, e)) => format!("refuse {c} {}", error_code(*e)),
-        Action::Fault(Fault::WatchError(c, e)) => format!("watch-error {c} {}", error_code(*e)),
-        Action::Fault(Fault::EvictCache(s)) => format!("evict-cache {s}"),
-        Action::Fault(Fault::RelistCache(s)) => format!("relist-cache {s}"),
-        Action::Fault(Fault::RestartServer(s)) => format!("restart {s}"),
-        Action::Fault(Fault::PauseCluster(c)) => format!("pause {c}"),
-        Action::Fault(Fault::SilentDeath(c)) => format!("silent-death {c}"),
-        Action::SilenceNoticed(c) => format!("silence-noticed {c}"),
-        Action::ManagerStep(r) => format!("manager-step {r}"),
-        Action::ManagerTimeout(r) => format!("manager-timeout {r}"),
-        Action::ClusterSync(c) => format!("cluster-sync {c}"),
-        Action::ResumeCluster(c) => format!("resume {c}"),
-        Action::Heal => "heal".into(),
-    }
-}
-
-const ERRORS: [(ApiError, &str); 7] = [
-    (ApiError::Expired, "410"),
-    (ApiError::TooLargeResourceVersion, "504"),
-    (ApiError::TooManyRequests, "429"),
-    (ApiError::InternalError, "500"),
-    (ApiError::ConnectionRefused, "refused"),
-    (ApiError::Disconnected, "reset"),
-    (ApiError::BadRequest, "400"),
-];
-
-fn error_code(e: ApiError) -> &'static str {
-    ERRORS.iter().find(|(x, _)| *x == e).map_or("?", |(_, code)| code)
+    action.to_string()
 }
 
 /// Parse an action spelled as [`format`] spells it; the error says what is wrong in a few words.
@@ -71,8 +27,9 @@ pub fn parse(text: &str) -> Result<Action, String> {
     let cluster = |i: usize| id(operands[i], "cluster-").map(ClusterId);
     let request = |i: usize| id(operands[i], "request-").map(RequestId);
     let error = |i: usize| {
-        ERRORS.iter().find(|(_, code)| *code == operands[i]).map(|(e, _)| *e).ok_or_else(|| {
-            format!("unknown error '{}' (known: 410, 504, 429, 500, refused, reset)", operands[i])
+        ApiError::ALL.into_iter().find(|e| e.code() == operands[i]).ok_or_else(|| {
+            let known: Vec<&str> = ApiError::ALL.iter().map(|e| e.code()).collect();
+            format!("unknown error '{}' (known: {})", operands[i], known.join(", "))
         })
     };
     let action = match *verb {

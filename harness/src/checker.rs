@@ -184,6 +184,16 @@ impl<C: Checkable> Model for CheckModel<C> {
     fn properties(&self) -> Vec<stateright::Property<Self>> {
         stateright_properties()
     }
+
+    /// The one spelling of a step (the model's `Display`), as `show`, `check` and `bugs` print it.
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
+
+    /// The state after a step in Kubernetes terms, not `Debug`.
+    fn format_step(&self, last_state: &CheckState<C>, action: Action) -> Option<String> {
+        self.next_state(last_state, action).map(|next| crate::state_text::render(&next.sys))
+    }
 }
 
 /// Breadth-first (shortest counterexamples) or depth-first (far less memory).

@@ -14,5 +14,6 @@ pub mod replay;
 pub mod report;
 pub mod scope;
 pub mod sim;
+pub mod state_text;
 pub mod trace;
 pub mod tracefile;

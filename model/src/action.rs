@@ -119,29 +119,32 @@ impl Action {
     }
 }
 
+/// One spelling of every step, shared by traces (`show`, trace files), `check`, `bugs` and the Explorer: a
+/// verb and its operands (`route reflector-0 apiserver-1`, `refuse reflector-0 429`). Trace files parse
+/// it back (the harness's `action_text`), so it is also a file format: change it only with the format.
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Action::Create(k) => write!(f, "create {k}"),
             Action::Update(k) => write!(f, "update {k}"),
             Action::Delete(k) => write!(f, "delete {k}"),
-            Action::WriteOther => write!(f, "write another resource"),
-            Action::Compact(r) => write!(f, "compact at {r}"),
-            Action::Ingest(s) => write!(f, "{s} cache takes next etcd event"),
-            Action::ProgressNotify(s) => write!(f, "etcd progress notify to {s}"),
-            Action::CacheReady(s) => write!(f, "{s} cache ready again"),
-            Action::Route(c, s) => write!(f, "{c} request reaches {s}"),
-            Action::ListWaitExpired(c) => write!(f, "{c} LIST freshness wait expires"),
-            Action::Deliver(c) => write!(f, "{c} receives next message"),
-            Action::Bookmark(c) => write!(f, "bookmark to {c}"),
-            Action::FireTimer(c) => write!(f, "{c} timer fires"),
+            Action::WriteOther => write!(f, "write-other"),
+            Action::Compact(r) => write!(f, "compact {r}"),
+            Action::Ingest(s) => write!(f, "ingest {s}"),
+            Action::ProgressNotify(s) => write!(f, "progress-notify {s}"),
+            Action::CacheReady(s) => write!(f, "cache-ready {s}"),
+            Action::Route(c, s) => write!(f, "route {c} {s}"),
+            Action::ListWaitExpired(c) => write!(f, "list-wait-expired {c}"),
+            Action::Deliver(c) => write!(f, "deliver {c}"),
+            Action::Bookmark(c) => write!(f, "bookmark {c}"),
+            Action::FireTimer(c) => write!(f, "fire-timer {c}"),
+            Action::SilenceNoticed(c) => write!(f, "silence-noticed {c}"),
             Action::Fault(fault) => write!(f, "{fault}"),
-            Action::ManagerStep(r) => write!(f, "{r} steps"),
-            Action::ManagerTimeout(r) => write!(f, "{r} sync wait times out"),
-            Action::ClusterSync(c) => write!(f, "{c} informer syncs"),
-            Action::ResumeCluster(c) => write!(f, "{c} reachable again"),
-            Action::SilenceNoticed(c) => write!(f, "{c} finds its silent connection dead"),
-            Action::Heal => write!(f, "no more faults"),
+            Action::ManagerStep(r) => write!(f, "manager-step {r}"),
+            Action::ManagerTimeout(r) => write!(f, "manager-timeout {r}"),
+            Action::ClusterSync(c) => write!(f, "cluster-sync {c}"),
+            Action::ResumeCluster(c) => write!(f, "resume {c}"),
+            Action::Heal => write!(f, "heal"),
         }
     }
 }
@@ -150,14 +153,14 @@ impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Fault::Disconnect(c) => write!(f, "disconnect {c}"),
-            Fault::ServerTimeout(c) => write!(f, "server times out watch of {c}"),
-            Fault::Refuse(c, e) => write!(f, "{c} request fails: {e}"),
-            Fault::WatchError(c, e) => write!(f, "{c} watch fails: {e}"),
-            Fault::EvictCache(s) => write!(f, "{s} evicts oldest cached event"),
-            Fault::RelistCache(s) => write!(f, "{s} cache relists"),
-            Fault::RestartServer(s) => write!(f, "{s} restarts"),
-            Fault::PauseCluster(c) => write!(f, "{c} unreachable"),
-            Fault::SilentDeath(c) => write!(f, "connection of {c} dies silently"),
+            Fault::ServerTimeout(c) => write!(f, "server-timeout {c}"),
+            Fault::Refuse(c, e) => write!(f, "refuse {c} {}", e.code()),
+            Fault::WatchError(c, e) => write!(f, "watch-error {c} {}", e.code()),
+            Fault::EvictCache(s) => write!(f, "evict-cache {s}"),
+            Fault::RelistCache(s) => write!(f, "relist-cache {s}"),
+            Fault::RestartServer(s) => write!(f, "restart {s}"),
+            Fault::PauseCluster(c) => write!(f, "pause {c}"),
+            Fault::SilentDeath(c) => write!(f, "silent-death {c}"),
         }
     }
 }

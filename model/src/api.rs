@@ -122,6 +122,32 @@ pub enum ApiError {
     BadRequest,
 }
 
+impl ApiError {
+    /// Every error, in a fixed order.
+    pub const ALL: [ApiError; 7] = [
+        ApiError::Expired,
+        ApiError::TooLargeResourceVersion,
+        ApiError::TooManyRequests,
+        ApiError::InternalError,
+        ApiError::ConnectionRefused,
+        ApiError::Disconnected,
+        ApiError::BadRequest,
+    ];
+
+    /// The short name steps spell it with: the HTTP status, or what broke.
+    pub fn code(self) -> &'static str {
+        match self {
+            ApiError::Expired => "410",
+            ApiError::TooLargeResourceVersion => "504",
+            ApiError::TooManyRequests => "429",
+            ApiError::InternalError => "500",
+            ApiError::ConnectionRefused => "refused",
+            ApiError::Disconnected => "reset",
+            ApiError::BadRequest => "400",
+        }
+    }
+}
+
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
