@@ -22,6 +22,9 @@ use crate::conformance::{SideError, StoreUnderTest};
 
 /// How long one etcd call may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a fresh etcd may take to serve its first call.
+pub const CONNECT_WITHIN: Duration = Duration::from_secs(10);
+
 /// How long to wait for a watch message the model expects.
 pub const MESSAGE_WAIT: Duration = Duration::from_secs(1);
 
@@ -90,20 +93,33 @@ fn refusal(e: &etcd_client::Error) -> Option<Refusal> {
 }
 
 impl EtcdStore {
-    /// Connect to `endpoint` (at most `CALL_TIMEOUT`).
+    /// Connect to `endpoint`. An etcd that has just started may accept connections before it serves
+    /// them: the first status call is retried for up to [`CONNECT_WITHIN`].
     pub fn connect(endpoint: &str) -> Result<Self, SideError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| SideError(format!("no async runtime: {e}")))?;
+        let started = std::time::Instant::now();
+        let (client, version, run) = loop {
+            match Self::status(&runtime, endpoint) {
+                Ok(answer) => break answer,
+                Err(e) if started.elapsed() >= CONNECT_WITHIN => return Err(e),
+                Err(_) => std::thread::sleep(Duration::from_millis(200)),
+            }
+        };
+        Ok(EtcdStore { runtime, client, endpoint: endpoint.to_string(), version, run, sequences: 0 })
+    }
+
+    /// A client, etcd's version and its current revision.
+    fn status(runtime: &tokio::runtime::Runtime, endpoint: &str) -> Result<(Client, String, i64), SideError> {
         let options = ConnectOptions::new().with_connect_timeout(CALL_TIMEOUT).with_timeout(CALL_TIMEOUT);
         let what = format!("connect to {endpoint}");
-        let mut client = call(&runtime, &what, Client::connect([endpoint], Some(options)))?
+        let mut client = call(runtime, &what, Client::connect([endpoint], Some(options)))?
             .map_err(|e| failed(&what, e))?;
-        let status = call(&runtime, "status", client.status())?.map_err(|e| failed("status", e))?;
-        let version = status.version().to_string();
+        let status = call(runtime, "status", client.status())?.map_err(|e| failed("status", e))?;
         let run = status.header().map_or(0, |h| h.revision());
-        Ok(EtcdStore { runtime, client, endpoint: endpoint.to_string(), version, run, sequences: 0 })
+        Ok((client, status.version().to_string(), run))
     }
 
     pub fn version(&self) -> &str {

@@ -12,6 +12,8 @@ use crate::conformance::SideError;
 /// Where to get etcd when it is missing.
 pub const INSTALL_HINT: &str = "run scripts/install-etcd (Debian's etcd-server 3.4.23)";
 
+const EXITED: &str = "etcd exited at start";
+
 /// A running etcd that we started.
 #[derive(Debug)]
 pub struct EtcdProcess {
@@ -35,8 +37,21 @@ fn binary() -> Option<PathBuf> {
 }
 
 impl EtcdProcess {
-    /// Start etcd and wait until its client port accepts connections (at most `within`).
+    /// Start etcd and wait until its client port accepts connections (at most `within`). The ports are
+    /// picked free just before; another process may take one first, so an etcd that exits at start is
+    /// tried again on new ports, three times in all.
     pub fn start(within: Duration) -> Result<Self, SideError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match Self::start_once(within) {
+                Err(SideError(e)) if attempt < 3 && e.starts_with(EXITED) => continue,
+                result => return result,
+            }
+        }
+    }
+
+    fn start_once(within: Duration) -> Result<Self, SideError> {
         let Some(etcd) = binary() else {
             return Err(SideError(format!("etcd is not installed: {INSTALL_HINT}")));
         };
@@ -77,7 +92,7 @@ impl EtcdProcess {
         let started = Instant::now();
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(SideError(format!("etcd exited at start ({status}): {}", self.log_tail())));
+                return Err(SideError(format!("{EXITED} ({status}): {}", self.log_tail())));
             }
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
                 return Ok(());
