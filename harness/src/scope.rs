@@ -162,6 +162,9 @@ pub fn describe(config: &Config) -> String {
     if let Some(limit) = config.reflector.page_size {
         line.push_str(&format!(", LIST pages of {limit}"));
     }
+    if !config.resilient_cache_init {
+        line.push_str(", caches serve at once after a relist (no A14 429s)");
+    }
     if let Some(m) = config.manager {
         line.push_str(&format!(", manager {} clusters / {} requests", m.clusters, m.requests));
     }

@@ -102,6 +102,16 @@ fn scope_flags_shape_the_list_watch_world() {
     assert_eq!((lw.config.writes, lw.config.faults, lw.config.servers, lw.config.keys), (1, 0, 2, 1));
     let manager = worlds.iter().find(|w| w.name == "client-manager").expect("the manager world");
     assert_eq!(manager.config.faults, 1, "the other worlds keep their shape");
+    let paged = parse("check", &args(&["--page-size", "2", "--no-cache-reinit-429"])).expect("valid");
+    let worlds = paged.worlds(listwatch_model::Flaws::NONE);
+    let lw = worlds.iter().find(|w| w.name == "list-watch").expect("the list-watch world");
+    assert_eq!((lw.config.reflector.page_size, lw.config.resilient_cache_init), (Some(2), false));
+    assert!(listwatch_harness::scope::describe(&lw.config).contains("LIST pages of 2"));
+    assert_eq!(
+        run(&args(&["check", "--page-size", "0"])),
+        2,
+        "a page of no items is a usage error, not a run"
+    );
 }
 
 #[test]

@@ -144,6 +144,12 @@ pub struct Shape {
     /// Events each watch cache keeps
     #[arg(long = "cache-window", value_name = "N", value_parser = at_least_one, allow_hyphen_values = true)]
     pub cache_window: Option<u8>,
+    /// Relists in pages of N items (A13: client-go's pager)
+    #[arg(long = "page-size", value_name = "N", value_parser = at_least_one, allow_hyphen_values = true)]
+    pub page_size: Option<u8>,
+    /// Watch caches serve at once after a relist or restart, as before k8s 1.31 (no A14 429s)
+    #[arg(long = "no-cache-reinit-429")]
+    pub no_cache_reinit_429: bool,
 }
 
 impl Shape {
@@ -158,6 +164,11 @@ impl Shape {
             servers: self.servers.unwrap_or(config.servers),
             reflectors: self.reflectors.unwrap_or(config.reflectors),
             cache_window: self.cache_window.unwrap_or(config.cache_window),
+            reflector: listwatch_model::ReflectorConfig {
+                page_size: self.page_size.or(config.reflector.page_size),
+                ..config.reflector
+            },
+            resilient_cache_init: config.resilient_cache_init && !self.no_cache_reinit_429,
             ..config
         }
     }
