@@ -37,6 +37,7 @@ pub fn parse(text: &str) -> Result<Action, String> {
         "update" => arity(1).and_then(|_| key(0)).map(Action::Update)?,
         "delete" => arity(1).and_then(|_| key(0)).map(Action::Delete)?,
         "write-other" => arity(0).map(|_| Action::WriteOther)?,
+        "revoke-lease" => arity(0).map(|_| Action::RevokeLease)?,
         "compact" => {
             arity(1)?;
             let rev =
@@ -119,6 +120,7 @@ mod tests {
             Action::Delete(Key(25)),
             Action::WriteOther,
             Action::Compact(Rev(7)),
+            Action::RevokeLease,
             Action::Ingest(s),
             Action::ProgressNotify(s),
             Action::CacheReady(s),

@@ -201,7 +201,7 @@ fn over(action: &Action) -> String {
         Action::Create(_) | Action::Update(_) | Action::Delete(_) | Action::WriteOther | Action::Heal => {
             "W".into()
         }
-        Action::Compact(_) => "E".into(),
+        Action::Compact(_) | Action::RevokeLease => "E".into(),
     }
 }
 

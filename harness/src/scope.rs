@@ -126,6 +126,22 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         reflector: listwatch_model::ReflectorConfig { page_size: Some(1), ..list_watch.reflector },
         ..Config::default().with_flaws(flaws)
     };
+    // E8: two objects attached to one lease, whose revocation deletes both at one revision, and one
+    // fault that can end the stream between the two DELETE events (kubernetes#110210). The faults that
+    // end a watch and make the reflector resume: a break, the server's timeout, a silent death.
+    let lease = Config {
+        keys: 2,
+        writes: 2,
+        compactions: 0,
+        lease_revokes: 1,
+        faults: 1,
+        fault_kinds: FaultKinds::NONE
+            .with(FaultKind::Disconnect)
+            .with(FaultKind::ServerTimeout)
+            .with(FaultKind::SilentDeath),
+        manager: None,
+        ..Config::default().with_flaws(flaws)
+    };
     vec![
         World { name: "list-watch", config: list_watch },
         World { name: "client-manager", config: manager },
@@ -133,17 +149,19 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         World { name: "slow-etcd-watcher", config: slow_etcd },
         World { name: "two-reflectors", config: two_reflectors },
         World { name: "paginated-relist", config: paginated },
+        World { name: "lease-revoke", config: lease },
     ]
 }
 
 /// The names of a scope's worlds, in order.
-pub const WORLD_NAMES: [&str; 6] = [
+pub const WORLD_NAMES: [&str; 7] = [
     "list-watch",
     "client-manager",
     "ha-mid-upgrade",
     "slow-etcd-watcher",
     "two-reflectors",
     "paginated-relist",
+    "lease-revoke",
 ];
 
 /// One line describing a configuration.
@@ -159,6 +177,9 @@ pub fn describe(config: &Config) -> String {
         config.reflectors,
         config.cache_window
     );
+    if config.lease_revokes > 0 {
+        line.push_str(&format!(", lease revokes {}", config.lease_revokes));
+    }
     if let Some(limit) = config.reflector.page_size {
         line.push_str(&format!(", LIST pages of {limit}"));
     }

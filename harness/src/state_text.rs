@@ -71,6 +71,9 @@ pub fn render<C: Client>(sys: &System<C>) -> String {
         "left: writes {}, writes elsewhere {}, compactions {}, faults {}",
         b.writes, b.foreign_writes, b.compactions, b.faults
     );
+    if b.lease_revokes > 0 {
+        let _ = write!(out, ", lease revokes {}", b.lease_revokes);
+    }
     out
 }
 

@@ -97,6 +97,9 @@ struct ConfigFile {
     writes: u8,
     foreign_writes: u8,
     compactions: u8,
+    /// E8; absent (none) in files that predate it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    lease_revokes: u8,
     faults: u8,
     fault_kinds: Vec<String>,
     servers: u8,
@@ -138,6 +141,10 @@ struct ReflectorFile {
     page_size: Option<u8>,
 }
 
+fn is_zero(n: &u8) -> bool {
+    *n == 0
+}
+
 fn default_health_check_ms() -> u64 {
     ReflectorConfig::default().health_check_ms
 }
@@ -166,6 +173,7 @@ impl Trace {
                 writes: c.writes,
                 foreign_writes: c.foreign_writes,
                 compactions: c.compactions,
+                lease_revokes: c.lease_revokes,
                 faults: c.faults,
                 fault_kinds: c.fault_kinds.iter().map(|k| k.name().to_string()).collect(),
                 servers: c.servers,
@@ -337,6 +345,7 @@ fn config(f: &ConfigFile) -> Result<Config, String> {
         writes: f.writes,
         foreign_writes: f.foreign_writes,
         compactions: f.compactions,
+        lease_revokes: f.lease_revokes,
         faults: f.faults,
         fault_kinds,
         servers: f.servers,

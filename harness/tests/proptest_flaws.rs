@@ -92,13 +92,16 @@ fn run(config: Config, (mask, weights, choices): &Case) -> (usize, Option<Proper
 /// The checker's small world for `flaw`, without A14's 429s while a cache reinitialises: with them the
 /// two HA stories (relist-from-stale-cache, retry-too-large-rv) need more than this test's 20,000 cases
 /// to be found from its fixed seed. The checker and the simulator explore A14.
-/// The pager's flaw lives where lists are paginated.
+/// The pager's flaw lives where lists are paginated; kubernetes#110210 where a lease is revoked.
 fn world(flaw: Flaw) -> Config {
     let ws = worlds(Scope::Small, Flaws::only(flaw));
     let manager = flaw.component() == Component::Manager;
     let pager = flaw == Flaw::ContinueWithRv;
+    let lease = flaw == Flaw::ResumeMidRevision;
     let home = |w: &listwatch_harness::scope::World| {
-        w.config.manager.is_some() == manager && w.config.reflector.page_size.is_some() == pager
+        w.config.manager.is_some() == manager
+            && w.config.reflector.page_size.is_some() == pager
+            && (w.config.lease_revokes > 0) == lease
     };
     let config = ws.into_iter().find(home).expect("a world").config;
     Config { resilient_cache_init: false, ..config }

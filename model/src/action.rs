@@ -18,6 +18,9 @@ pub enum Action {
     WriteOther,
     /// The API server compacts etcd at a revision (E4).
     Compact(Rev),
+    /// etcd revokes (or expires) the lease every live object of the watched resource is attached to:
+    /// they are all deleted in one transaction, at one revision (E8).
+    RevokeLease,
     /// A server's watch cache takes the next etcd event (E6: `prev_kv` is looked up now). A server that
     /// has not taken its events yet is lagging (A10): lag is a schedule, not a separate action.
     Ingest(ServerId),
@@ -103,7 +106,7 @@ impl Action {
     pub fn actor(&self) -> String {
         match self {
             Action::Create(_) | Action::Update(_) | Action::Delete(_) | Action::WriteOther => "writer".into(),
-            Action::Compact(_) => "etcd".into(),
+            Action::Compact(_) | Action::RevokeLease => "etcd".into(),
             Action::Ingest(s) | Action::ProgressNotify(s) | Action::CacheReady(s) => s.to_string(),
             Action::Route(c, _)
             | Action::ListWaitExpired(c)
@@ -130,6 +133,7 @@ impl fmt::Display for Action {
             Action::Delete(k) => write!(f, "delete {k}"),
             Action::WriteOther => write!(f, "write-other"),
             Action::Compact(r) => write!(f, "compact {r}"),
+            Action::RevokeLease => write!(f, "revoke-lease"),
             Action::Ingest(s) => write!(f, "ingest {s}"),
             Action::ProgressNotify(s) => write!(f, "progress-notify {s}"),
             Action::CacheReady(s) => write!(f, "cache-ready {s}"),

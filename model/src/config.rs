@@ -162,6 +162,9 @@ pub struct Config {
     /// Writes to other resource types: they move the revision only.
     pub foreign_writes: u8,
     pub compactions: u8,
+    /// E8: revocations of the lease the watched objects are attached to, each deleting every live
+    /// object in one etcd revision (upstream: Events with a TTL share a lease, kubernetes#110210).
+    pub lease_revokes: u8,
     /// Faults of the enabled kinds, in total.
     pub faults: u8,
     pub fault_kinds: FaultKinds,
@@ -190,6 +193,7 @@ impl Default for Config {
             writes: 3,
             foreign_writes: 0,
             compactions: 1,
+            lease_revokes: 0,
             faults: 1,
             fault_kinds: FaultKinds::all().without(FaultKind::PauseCluster),
             servers: 1,

@@ -60,10 +60,15 @@ pub enum Flaw {
     /// refuses them (400: a continue carries its own RV), so every paginated relist fails and the
     /// reflector never syncs again. kubernetes#85221, fixed by PR #85272 before k8s 1.17. SEMANTICS A13.
     ContinueWithRv,
+    /// The reflector resumes a watch from the RV of the last event it got (C4, C5), which loses the
+    /// rest of a revision that changed several keys (E8: a lease revoked) when the stream ended in the
+    /// middle of it: the objects those events deleted stay in the cache until a relist.
+    /// kubernetes#110210 (open: client-go and kube-runtime resume this way).
+    ResumeMidRevision,
 }
 
 impl Flaw {
-    pub const ALL: [Flaw; 11] = [
+    pub const ALL: [Flaw; 12] = [
         Flaw::StaleDeleteRv,
         Flaw::NilPrevKvDropped,
         Flaw::RelistOnTimeout,
@@ -75,6 +80,7 @@ impl Flaw {
         Flaw::ReplaceKeepsMissing,
         Flaw::NoIdleDetection,
         Flaw::ContinueWithRv,
+        Flaw::ResumeMidRevision,
     ];
 
     /// The name used on the command line and in traces.
@@ -91,6 +97,7 @@ impl Flaw {
             Flaw::ReplaceKeepsMissing => "replace-keeps-missing",
             Flaw::NoIdleDetection => "no-idle-detection",
             Flaw::ContinueWithRv => "continue-with-rv",
+            Flaw::ResumeMidRevision => "resume-mid-revision",
         }
     }
 
@@ -108,6 +115,7 @@ impl Flaw {
             Flaw::ReplaceKeepsMissing => "seed 001 repair (C7)",
             Flaw::NoIdleDetection => "kubernetes#87615",
             Flaw::ContinueWithRv => "kubernetes#85221",
+            Flaw::ResumeMidRevision => "kubernetes#110210",
         }
     }
 
@@ -120,14 +128,15 @@ impl Flaw {
             | Flaw::RelistFromStaleCache
             | Flaw::RetryTooLargeRv
             | Flaw::NoIdleDetection
-            | Flaw::ContinueWithRv => Component::Reflector,
+            | Flaw::ContinueWithRv
+            | Flaw::ResumeMidRevision => Component::Reflector,
             Flaw::ReplaceKeepsMissing => Component::Cache,
             Flaw::SyncUnderLock => Component::Manager,
         }
     }
 
-    fn bit(self) -> u16 {
-        1 << (self as u16)
+    fn bit(self) -> u32 {
+        1 << (self as u32)
     }
 }
 
@@ -159,7 +168,7 @@ impl FromStr for Flaw {
 
 /// A set of switched-on flaws. Empty means the correct system.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Flaws(u16);
+pub struct Flaws(u32);
 
 impl Flaws {
     pub const NONE: Flaws = Flaws(0);

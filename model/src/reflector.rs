@@ -126,6 +126,10 @@ pub struct Reflector {
     phase: Phase,
     /// C4: the RV the reflector claims (`lastSyncResourceVersion`); `Rev(0)` before the first list.
     last_rv: Rev,
+    /// E8: the last RV the reflector knows complete: a LIST's RV, a bookmark's (A8: every event up to
+    /// it was sent), or the RV of an event that a later RV followed. Below `last_rv` while the last
+    /// event's revision may still have events on their way.
+    complete_rv: Rev,
     /// C8: informed by one full list.
     synced: bool,
     /// C2: the last RV is unavailable (410 / too large on a list): relist with `rv=""`.
@@ -147,6 +151,7 @@ impl Reflector {
         Reflector {
             phase: Phase::Empty,
             last_rv: Rev::ZERO,
+            complete_rv: Rev::ZERO,
             synced: false,
             rv_unavailable: false,
             backoff_step: 0,
@@ -262,11 +267,21 @@ impl Reflector {
         }
     }
 
-    /// C3: watch from the last RV.
+    /// C3: watch from the last RV; E8: from the last RV known complete.
+    ///
+    /// A revision that changed several keys (a lease revoked) reaches a client as several events at one
+    /// RV, one per line, and a watch from RV X sends only events above X (A3). A reflector that resumes
+    /// from the RV of the last event it got loses the rest of that revision if the stream ended in the
+    /// middle of it (kubernetes#110210, the flaw `resume-mid-revision`, which is client-go's rule).
+    /// This reflector resumes from the last RV it knows complete instead, so the whole revision comes
+    /// again; the cache guards drop the events it already applied (an upsert no newer than what the
+    /// cache holds, a delete of a key it no longer holds). The cost is one revision's events sent
+    /// twice, and only when the stream ended after an event with no later RV or bookmark behind it.
     fn watch(&mut self) {
-        self.phase = Phase::Watching { from: self.last_rv, saw_event: false, aged: false };
+        let from = if self.flaws.has(Flaw::ResumeMidRevision) { self.last_rv } else { self.complete_rv };
+        self.phase = Phase::Watching { from, saw_event: false, aged: false };
         self.outputs.push_back(Output::Send(Request::Watch {
-            from: WatchFrom::Rv(self.last_rv),
+            from: WatchFrom::Rv(from),
             timeout_secs: self.config.watch_timeout_secs,
             bookmarks: self.config.bookmarks,
         }));
@@ -313,6 +328,7 @@ impl Reflector {
                 // C2, C7: `store.Replace(items, rv)`, then `last_rv := rv` and watch from it.
                 self.outputs.push_back(Output::Cache(CacheOp::Replace { items: list.items, rv: list.rv }));
                 self.last_rv = list.rv;
+                self.complete_rv = list.rv;
                 self.synced = true;
                 self.rv_unavailable = false;
                 self.watch();
@@ -348,8 +364,14 @@ impl Reflector {
 
     /// One event arrived on the watch (C4).
     pub fn handle_watch_event(&mut self, event: WatchEvent) {
+        // C5's progress: a bookmark, or an event above the RV claimed. E8: the events of a revision
+        // the re-watch gets again are not news, nor (simplified) a revision's later keys.
+        let news = match event {
+            WatchEvent::Bookmark(_) | WatchEvent::Error(_) => true,
+            _ => event.rv().is_some_and(|rv| rv > self.last_rv),
+        };
         let Phase::Watching { ref mut saw_event, .. } = self.phase else { return };
-        *saw_event = true;
+        *saw_event |= news;
         match event {
             WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_) => {
                 self.outputs.push_back(Output::Cache(CacheOp::Apply(event)));
@@ -367,6 +389,14 @@ impl Reflector {
         }
         // C4 records every event's RV; the correct reflector never lets it go backwards.
         if let Some(rv) = event.rv() {
+            // E8: a later RV completes the revision before it; a bookmark completes its own (A8).
+            let bookmark = matches!(event, WatchEvent::Bookmark(_));
+            if rv > self.last_rv {
+                self.complete_rv = self.last_rv;
+            }
+            if bookmark && rv >= self.last_rv {
+                self.complete_rv = rv;
+            }
             self.last_rv = guard::advance(self.last_rv, rv);
         }
     }

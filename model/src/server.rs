@@ -250,21 +250,41 @@ impl ApiServer {
         out
     }
 
-    /// Take the next event from etcd into the cache and dispatch it to the watches it matches.
-    pub fn ingest(&mut self, store: &mut Store) -> (IngestOutcome, Outbox) {
+    /// Take the next etcd revision into the cache and dispatch its events to the watches they match.
+    ///
+    /// E8: a revision that changed several keys is taken whole, as etcd sends a transaction's events in
+    /// one watch response (its Atomic guarantee). Simplified: upstream the cacher then processes them one
+    /// by one, and a LIST or watch served between two of them sees part of the revision; here it never
+    /// does. A revision splits only on a client's connection, which sends one event per line
+    /// (kubernetes#110210).
+    pub fn ingest(&mut self, store: &mut Store) -> (Vec<IngestOutcome>, Outbox) {
         let mut out = Vec::new();
-        let outcome = match store.send_next(Self::watcher(self.id)) {
+        let mut outcomes = Vec::new();
+        loop {
+            let outcome = self.ingest_one(store, &mut out);
+            outcomes.push(outcome);
+            let IngestOutcome::Event(CacheEvent { rv, .. }) = outcome else { break };
+            if store.next_pending_rev(Self::watcher(self.id)) != Some(rv) {
+                break;
+            }
+        }
+        self.answer_waiting_lists(&mut out);
+        (outcomes, out)
+    }
+
+    fn ingest_one(&mut self, store: &mut Store, out: &mut Outbox) -> IngestOutcome {
+        match store.send_next(Self::watcher(self.id)) {
             None => IngestOutcome::Idle,
             // E5: the etcd watch fell below the compacted revision; the cache relists (A5).
             Some(WatchResponse::Cancelled { .. }) => {
-                out = self.relist_cache(store);
+                out.extend(self.relist_cache(store));
                 IngestOutcome::Relisted
             }
             Some(WatchResponse::Event(e)) => match self.cache.ingest(&e, self.flaws) {
                 // A7, simplified: the cache's own reflector relists at once; upstream it first re-watches
                 // on a 500 for up to 30 s (PR #111387), which ends in the same relist here.
                 Ingested::NilPrevKv => {
-                    out = self.relist_cache(store);
+                    out.extend(self.relist_cache(store));
                     IngestOutcome::Relisted
                 }
                 Ingested::Dropped => IngestOutcome::Dropped,
@@ -279,9 +299,7 @@ impl ApiServer {
                     IngestOutcome::Event(ce)
                 }
             },
-        };
-        self.answer_waiting_lists(&mut out);
-        (outcome, out)
+        }
     }
 
     /// Whether `ingest` has something to do.

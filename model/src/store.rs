@@ -334,6 +334,12 @@ impl Store {
         self.history.iter().find(|e| e.rev > rev && e.prefix == Prefix::Watched).map(|e| e.rev)
     }
 
+    /// The keys of the watched prefix written at `rev`: one, or several for a transaction (E8). Ground
+    /// truth, as [`Self::next_watched_write_after`].
+    pub fn watched_keys_at(&self, rev: Rev) -> Vec<Key> {
+        self.history.iter().filter(|e| e.rev == rev && e.prefix == Prefix::Watched).map(|e| e.key).collect()
+    }
+
     /// Start (or restart) watch `id` on the watched prefix from `from`, inclusive (E5): a start in the
     /// future gets nothing before `from`. A start below the compacted revision is refused with `Compacted`.
     pub fn watch(&mut self, id: WatcherId, from: Rev) -> Result<(), ReadError> {
@@ -380,6 +386,11 @@ impl Store {
         let w = self.watches.get_mut(&id).expect("looked up above");
         w.pending.extend(pulled);
         w.next_rev = next_rev;
+    }
+
+    /// The revision of the next event watch `id` has pulled and not sent yet, if any.
+    pub fn next_pending_rev(&self, id: WatcherId) -> Option<Rev> {
+        self.watches.get(&id).and_then(|w| w.pending.front()).map(|e| e.rev)
     }
 
     /// Whether watch `id` has anything to send now (an event, or its cancellation).

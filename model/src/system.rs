@@ -14,7 +14,7 @@ use crate::config::{Config, FaultKind};
 use crate::manager::{Manager, Outcome, RequestId, Step};
 use crate::network::Network;
 use crate::observe::{ClientView, Observed};
-use crate::reflector::Reflector;
+use crate::reflector::{Reflector, Timer};
 use crate::server::{ApiServer, Outbox};
 use crate::store::{Prefix, Store};
 use crate::types::{ClientId, Key, Rev, ServerId};
@@ -25,6 +25,7 @@ pub struct Budget {
     pub writes: u8,
     pub foreign_writes: u8,
     pub compactions: u8,
+    pub lease_revokes: u8,
     pub faults: u8,
 }
 
@@ -85,6 +86,7 @@ impl<C: Client> System<C> {
             writes: config.writes,
             foreign_writes: config.foreign_writes,
             compactions: config.compactions,
+            lease_revokes: config.lease_revokes,
             faults: config.faults,
         };
         let mut system =
@@ -132,9 +134,21 @@ impl<C: Client> System<C> {
     pub fn quiet(&self) -> bool {
         let b = self.budget;
         let compaction_left = b.compactions > 0 && self.store.compacted() < self.store.rev();
+        // E8: a revoke with fewer than two live objects is no multi-key revision; it is spent.
+        let revoke_left = b.lease_revokes > 0 && self.lease_revoke_deletes_several();
         // A14: a cache still reinitialising after a fault is part of that fault.
         let reinitialising = self.servers.iter().any(ApiServer::initializing);
-        b.writes == 0 && b.foreign_writes == 0 && !compaction_left && b.faults == 0 && !reinitialising
+        b.writes == 0
+            && b.foreign_writes == 0
+            && !compaction_left
+            && !revoke_left
+            && b.faults == 0
+            && !reinitialising
+    }
+
+    /// Whether revoking the lease now would delete several objects at one revision (E8).
+    fn lease_revoke_deletes_several(&self) -> bool {
+        (0..self.config.keys).filter(|k| self.store.get(Key(*k)).is_some()).count() >= 2
     }
 
     pub fn client_ids(&self) -> impl Iterator<Item = ClientId> {
@@ -204,6 +218,9 @@ impl<C: Client> System<C> {
         }
         if self.budget.foreign_writes > 0 {
             out.push(Action::WriteOther);
+        }
+        if self.budget.lease_revokes > 0 && self.lease_revoke_deletes_several() {
+            out.push(Action::RevokeLease);
         }
         if self.budget.compactions > 0 {
             for r in self.store.compacted().0 + 1..=self.store.rev().0 {
@@ -296,7 +313,12 @@ impl<C: Client> System<C> {
                 && c.dead_connection_noticed_after()
                     .zip(c.next_timer())
                     .is_some_and(|(bound, (_, after))| bound < after);
-            if c.has_timer() && !noticed_first {
+            // Fairness: a client-side watch timeout (minutes) does not fire while events the server
+            // already sent wait to be read (milliseconds); it would drop them, and a schedule that does
+            // so on every watch keeps a client from ever reading past the first of them.
+            let queued = self.network.conn(client).is_some_and(|conn| !conn.queue.is_empty());
+            let drops_queued = queued && c.next_timer().is_some_and(|(t, _)| t == Timer::WatchTimeout);
+            if c.has_timer() && !noticed_first && !drops_queued {
                 out.push(Action::FireTimer(client));
             }
         }
@@ -367,6 +389,13 @@ impl<C: Client> System<C> {
                     seen.push(Observed::Wrote { rev, key, deleted: true });
                 }
             }
+            Action::RevokeLease => {
+                self.budget.lease_revokes = self.budget.lease_revokes.saturating_sub(1);
+                let keys: Vec<Key> = (0..self.config.keys).map(Key).collect();
+                if let Ok((rev, deleted)) = self.store.delete_all(Prefix::Watched, &keys) {
+                    seen.extend(deleted.into_iter().map(|key| Observed::Wrote { rev, key, deleted: true }));
+                }
+            }
             Action::WriteOther => {
                 self.budget.foreign_writes = self.budget.foreign_writes.saturating_sub(1);
                 let kv = self.store.put(Prefix::Other, Key(0));
@@ -379,8 +408,8 @@ impl<C: Client> System<C> {
                 }
             }
             Action::Ingest(s) => {
-                let (outcome, out) = self.servers[usize::from(s.0)].ingest(&mut self.store);
-                seen.push(Observed::Ingested { server: s, outcome });
+                let (outcomes, out) = self.servers[usize::from(s.0)].ingest(&mut self.store);
+                seen.extend(outcomes.into_iter().map(|outcome| Observed::Ingested { server: s, outcome }));
                 self.route(out);
             }
             Action::ProgressNotify(s) => {

@@ -116,11 +116,12 @@ impl WatchCache {
     /// watch from between the evicted event and the next one is refused even if nothing it needs is
     /// missing.
     pub fn evict_oldest(&mut self) -> bool {
-        if self.window.pop_front().is_none() {
-            return false;
-        }
+        let Some(evicted) = self.window.pop_front() else { return false };
         let oldest = self.window.front().map_or(self.rv.next(), |e| e.rv);
-        self.floor = Rev(oldest.0 - 1);
+        // E8: an eviction that splits a revision leaves that revision incomplete in the window; a
+        // watch may start only after it. Simplified: upstream's threshold is `oldest - 1` whatever was
+        // evicted, which would let a watch from just below such a revision miss part of it.
+        self.floor = if oldest == evicted.rv { oldest } else { Rev(oldest.0 - 1) };
         true
     }
 

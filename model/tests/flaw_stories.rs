@@ -52,9 +52,13 @@ fn stale_delete_rv_sends_rvs_backwards_and_the_rewatch_replays_deletes() {
         s.serve(R, S0);
         s.since(mark).iter().filter(|o| matches!(o, Observed::Received { .. })).count()
     };
-    assert_eq!(replay(correct), 0, "the re-watch from 4 has nothing to replay");
+    // E8: revision 4 is not known complete (no later RV, no bookmark): the re-watch is from 3, and
+    // only DELETED A at 4 comes again, which the cache guard drops.
+    assert_eq!(replay(correct), 1, "the re-watch from 3 replays the one revision not known complete");
     // client-go without our RV guard would claim 1 and get ADDED B back: B resurrected.
-    assert_eq!(replay(flawed), 2, "DELETED B and DELETED A arrive a second time");
+    // The re-watch is from 1 (the last RV known complete: 2 came after it), so ADDED B at 2 and both
+    // DELETEs arrive a second time.
+    assert_eq!(replay(flawed), 3, "ADDED B, DELETED B and DELETED A arrive a second time");
 }
 
 /// Seed 001, kubernetes#76624 and etcd#10681: a DELETE whose prev_kv was compacted before etcd sent it.
@@ -362,4 +366,40 @@ fn continue_with_rv_makes_every_paginated_relist_fail() {
         Phase::Backoff { then: listwatch_model::Next::Relist },
         "still relisting"
     );
+}
+
+/// kubernetes#110210 (open): a lease revoked deletes A and B at one revision (E8); the stream breaks
+/// after DELETED A. client-go resumes from the RV of that DELETE and never hears of B's; listwatch's
+/// reflector resumes from the last RV it knows complete and gets the whole revision again.
+#[test]
+fn resume_mid_revision_loses_the_rest_of_a_lease_revoke() {
+    let config = Config {
+        lease_revokes: 1,
+        fault_kinds: FaultKinds::NONE.with(FaultKind::Disconnect),
+        ..scope(2, 2, 1)
+    };
+    let (mut flawed, mut correct) = both(Flaw::ResumeMidRevision, config, |s| {
+        s.steps(&[Action::Create(A), Action::Create(B)]).ingest(S0);
+        s.serve(R, S0).step(Action::Route(R, S0));
+        s.step(Action::RevokeLease).ingest(S0);
+        s.step(Action::Deliver(R)); // DELETED A at 3; DELETED B at 3 still on the wire
+        s.step(Action::Fault(Fault::Disconnect(R)));
+    });
+    for s in [&correct, &flawed] {
+        assert_eq!(s.sys.store().watched_keys_at(Rev(3)), vec![A, B], "one revision, two keys");
+        assert_eq!(s.sys.view(R).resource_version, Rev(3));
+        assert_eq!(s.cache_keys(R), vec![B], "B's DELETE was lost with the connection");
+    }
+    let rewatch_from = |s: &Story| match s.sent(R).last() {
+        Some(Request::Watch { from: listwatch_model::WatchFrom::Rv(rv), .. }) => *rv,
+        other => panic!("expected a re-watch, got {other:?}"),
+    };
+    assert_eq!(rewatch_from(&flawed), Rev(3), "client-go: from the last event's RV");
+    assert_eq!(rewatch_from(&correct), Rev(2), "the last RV known complete: the LIST's");
+    correct.serve(R, S0);
+    flawed.serve(R, S0);
+    assert!(correct.cache_keys(R).is_empty(), "the revision came again; B's DELETE with it");
+    assert_eq!(rvs(&correct.received_events(R)), vec![3, 3, 3], "DELETED A, then A and B again");
+    assert_eq!(flawed.cache_keys(R), vec![B], "B stays until a relist: nothing more will come");
+    assert!(flawed.sys.store().truth_at(Rev(3)).is_empty());
 }

@@ -2,8 +2,8 @@
 
 use listwatch_model::manager::{ClusterId, LockMode, Manager, Outcome, RequestId, Step};
 use listwatch_model::{
-    ApiError, Cache, CacheOp, Flaws, Key, ListResponse, ListRv, Next, Notification, Object, Output, Phase,
-    Reflector, ReflectorConfig, Request, Rev, Timer, Uid, WatchEnd, WatchEvent, WatchFrom,
+    ApiError, Cache, CacheOp, Flaw, Flaws, Key, ListResponse, ListRv, Next, Notification, Object, Output,
+    Phase, Reflector, ReflectorConfig, Request, Rev, Timer, Uid, WatchEnd, WatchEvent, WatchFrom,
 };
 
 fn obj(key: u8, rv: u32) -> Object {
@@ -141,6 +141,7 @@ fn c5_clean_endings_rewatch_without_relist() {
     for end in [WatchEnd::Closed, WatchEnd::Disconnected] {
         let mut r = watching(4, Flaws::NONE);
         r.handle_watch_event(WatchEvent::Added(obj(1, 5)));
+        r.handle_watch_event(WatchEvent::Bookmark(Rev(5)));
         drain(&mut r);
         r.handle_watch_ended(end);
         assert_eq!(requests(&drain(&mut r)), vec![watch_from(5)], "{end}");
@@ -291,4 +292,27 @@ fn a9_a_silently_dead_connection_is_given_up_after_the_health_check_bound() {
         sys.client(r).next_timer().is_some_and(|(t, _)| t == listwatch_model::Timer::Backoff),
         "a failed LIST backs off (C1)"
     );
+}
+
+/// E8: with no later RV and no bookmark behind the last event, its revision may have more events on
+/// their way; the re-watch starts from the last RV known complete. The flaw (kubernetes#110210, and
+/// client-go) resumes from the last event's RV.
+#[test]
+fn e8_a_rewatch_starts_from_the_last_rv_known_complete() {
+    for (flaws, from) in [(Flaws::NONE, 4), (Flaws::only(Flaw::ResumeMidRevision), 6)] {
+        let mut r = watching(4, flaws);
+        r.handle_watch_event(WatchEvent::Added(obj(1, 6)));
+        r.handle_watch_event(WatchEvent::Added(obj(2, 6)));
+        drain(&mut r);
+        assert_eq!(r.resource_version(), Rev(6));
+        r.handle_watch_ended(WatchEnd::Disconnected);
+        assert_eq!(requests(&drain(&mut r)), vec![watch_from(from)], "{flaws}");
+    }
+    // A later RV completes the revision before it.
+    let mut r = watching(4, Flaws::NONE);
+    r.handle_watch_event(WatchEvent::Added(obj(1, 6)));
+    r.handle_watch_event(WatchEvent::Added(obj(2, 7)));
+    drain(&mut r);
+    r.handle_watch_ended(WatchEnd::Closed);
+    assert_eq!(requests(&drain(&mut r)), vec![watch_from(6)]);
 }

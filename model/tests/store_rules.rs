@@ -216,3 +216,36 @@ fn e8_a_full_watcher_never_splits_a_revision() {
     .collect();
     assert_eq!(revs, vec![(Rev(4), Key(0)), (Rev(4), Key(1)), (Rev(4), Key(2)), (Rev(5), A)]);
 }
+
+/// E8: a lease revoked deletes every object attached to it in one transaction: one revision, several
+/// keys; the watch cache takes the revision whole and dispatches both events at that RV.
+#[test]
+fn e8_a_lease_revoke_deletes_several_keys_at_one_revision() {
+    use listwatch_model::{Action, Config, Observed, System};
+    let config = Config { keys: 2, writes: 2, lease_revokes: 1, faults: 0, ..Config::default() };
+    let mut sys = System::new(config);
+    assert!(!sys.enabled(Action::RevokeLease), "one live object or none: no multi-key revision");
+    sys.apply(Action::Create(Key(0)));
+    sys.apply(Action::Create(Key(1)));
+    assert!(sys.enabled(Action::RevokeLease));
+    let seen = sys.apply(Action::RevokeLease);
+    let wrote: Vec<_> = seen
+        .iter()
+        .filter_map(|o| match o {
+            Observed::Wrote { rev, key, deleted: true } => Some((rev.0, key.0)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(wrote, vec![(3, 0), (3, 1)]);
+    assert_eq!(sys.store().rev(), Rev(3), "one revision for both deletes");
+    assert!(sys.quiet() || sys.budget().faults > 0 || sys.budget().compactions > 0);
+    // The cache takes creates one revision a step, and the revoke's two deletes in one step.
+    let ingested = |sys: &mut System| {
+        sys.apply(Action::Ingest(listwatch_model::ServerId(0)))
+            .iter()
+            .filter(|o| matches!(o, Observed::Ingested { .. }))
+            .count()
+    };
+    assert_eq!((ingested(&mut sys), ingested(&mut sys), ingested(&mut sys)), (1, 1, 2));
+    assert_eq!(sys.servers()[0].cache().rv(), Rev(3));
+}

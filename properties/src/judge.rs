@@ -1,12 +1,12 @@
 //! Judging one state: whether a property holds in it (with the monitor's history), and whether its
 //! non-vacuity witness is reached in it. Both read only [`Observations`] and the monitor.
 
-use listwatch_model::{ApiError, ClientId};
+use listwatch_model::{ApiError, ClientId, Key};
 
 use crate::monitor::{Monitor, Outstanding};
 use crate::observations::{Observations, Truth};
 use crate::property::{Property, Violation};
-use crate::truth::{cache_differs_at, cache_equals_truth};
+use crate::truth::{cache_differs_at, cache_differs_within_revision, cache_equals_truth};
 
 /// The violation of `property` in this state, if any.
 pub fn violation(property: Property, obs: &impl Observations, monitor: &Monitor) -> Option<Violation> {
@@ -22,15 +22,27 @@ pub fn violation(property: Property, obs: &impl Observations, monitor: &Monitor)
             if !view.synced || !view.between_events {
                 return None;
             }
-            cache_differs_at(obs, c, view.resource_version).and_then(|d| found(c, d))
+            // E8: while the claimed revision is known only in part, the keys it changed whose events
+            // have not arrived may still hold their value from before it.
+            let m = &monitor.clients[usize::from(c.0)];
+            let differs = if open_revision(obs, monitor, c) {
+                cache_differs_within_revision(obs, c, view.resource_version, m.open_keys)
+            } else {
+                cache_differs_at(obs, c, view.resource_version)
+            };
+            differs.and_then(|d| found(c, d))
         }),
         Property::NoResurrectedDelete => obs.client_ids().find_map(|c| {
             let view = obs.client(c);
-            let truth = obs.truth().state_at(view.resource_version);
+            let rv = view.resource_version;
+            let truth = obs.truth().state_at(rv);
+            // E8: an object the open revision deleted may stay until its DELETE arrives.
+            let pending = pending_keys(obs, monitor, c);
             view.cache
                 .objects()
-                .find(|o| o.uid.0 <= view.resource_version && truth.get(&o.key).map(|t| t.uid) != Some(o.uid))
-                .and_then(|o| found(c, format!("{o} was deleted by RV {}", view.resource_version)))
+                .filter(|o| !pending.contains(&o.key))
+                .find(|o| o.uid.0 <= rv && truth.get(&o.key).map(|t| t.uid) != Some(o.uid))
+                .and_then(|o| found(c, format!("{o} was deleted by RV {rv}")))
         }),
         Property::Converges => {
             let env = obs.environment();
@@ -60,6 +72,22 @@ pub fn violation(property: Property, obs: &impl Observations, monitor: &Monitor)
         | Property::StaleBounded
         | Property::ReadyMeansListed => None,
     }
+}
+
+/// E8: whether the client's claimed RV is a revision it has received only part of, as far as it can
+/// tell: its last RV received, with no later RV or bookmark behind it.
+fn open_revision(obs: &impl Observations, monitor: &Monitor, c: ClientId) -> bool {
+    let m = &monitor.clients[usize::from(c.0)];
+    m.complete < m.latest && m.latest == obs.client(c).resource_version
+}
+
+/// E8: the keys the client's open revision changed whose events have not reached it yet.
+fn pending_keys(obs: &impl Observations, monitor: &Monitor, c: ClientId) -> Vec<Key> {
+    if !open_revision(obs, monitor, c) {
+        return Vec::new();
+    }
+    let m = &monitor.clients[usize::from(c.0)];
+    obs.truth().keys_written_at(m.latest).into_iter().filter(|k| !m.open_keys.contains(*k)).collect()
 }
 
 /// Whether `property`'s witness is reached in this state.

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use listwatch_model::manager::{ClusterId, LockMode, RequestId};
 use listwatch_model::{
-    ApiError, ClientId, ListRv, Message, Millis, Notification, Object, Observed, Request, Rev, Uid,
+    ApiError, ClientId, Key, ListRv, Message, Millis, Notification, Object, Observed, Request, Rev, Uid,
     WatchEvent, WatchFrom,
 };
 
@@ -34,11 +34,33 @@ pub const SHORT_WATCH_MS: Millis = 1_000;
 /// have seen at once is caught; noticing a dead connection takes client-go 45 s (A9).
 pub const STALE_MS_MAX: Millis = 2 * 60 * 1_000;
 
+/// A set of object keys (every `Key` fits), `Copy` so that monitor states stay cheap.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KeySet([u128; 2]);
+
+impl KeySet {
+    pub fn of(key: Key) -> KeySet {
+        let mut set = KeySet::default();
+        set.insert(key);
+        set
+    }
+
+    pub fn insert(&mut self, key: Key) {
+        self.0[usize::from(key.0 / 128)] |= 1 << (key.0 % 128);
+    }
+
+    pub fn contains(self, key: Key) -> bool {
+        self.0[usize::from(key.0 / 128)] >> (key.0 % 128) & 1 == 1
+    }
+}
+
 /// The watch stream a client is reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Stream {
     pub from: Rev,
     pub last: Rev,
+    /// E8: the keys whose events at `last` arrived on this stream (several for a multi-key revision).
+    pub at_last: KeySet,
     /// A watch from "now" (`rv=""`/`"0"`) starts with synthetic ADDED events for the current state (A3),
     /// which are not the store's writes at their RVs.
     pub synthetic: bool,
@@ -103,6 +125,12 @@ impl std::fmt::Display for Failure {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ClientMonitor {
     pub claimed: Rev,
+    /// E8: the highest RV the client received (a LIST's, an event's, a bookmark's), the last RV it
+    /// knows complete (a LIST's, a bookmark's, or an event's that a later RV followed), and the keys
+    /// whose events at `latest` arrived while it is not known complete.
+    pub latest: Rev,
+    pub complete: Rev,
+    pub open_keys: KeySet,
     /// Incarnations the cache has notified as deleted.
     pub deleted: BTreeSet<Uid>,
     pub stream: Option<Stream>,
@@ -305,7 +333,7 @@ impl Monitor {
         c.bookmarked = false;
         c.requests_without_progress = c.requests_without_progress.saturating_add(1);
         let burst = c.requests_without_progress;
-        let claimed = c.claimed;
+        let (claimed, complete, latest) = (c.claimed, c.complete, c.latest);
         match request {
             Request::List { rv } | Request::ListPage { rv, .. } => {
                 c.outstanding = Some(Outstanding::List { rv: *rv });
@@ -319,7 +347,7 @@ impl Monitor {
                     WatchFrom::Rv(rv) => (*rv, false),
                     WatchFrom::Now => (Rev::ZERO, true),
                 };
-                c.stream = Some(Stream { from: start, last: start, synthetic });
+                c.stream = Some(Stream { from: start, last: start, synthetic, at_last: KeySet::default() });
             }
         }
         match (owed, request) {
@@ -327,7 +355,11 @@ impl Monitor {
                 let detail = format!("sent LIST {rv} after {}", ending.describe());
                 self.fail(Property::NoNeedlessRelist, Some(client), detail);
             }
-            (Some(ending), Request::Watch { from: WatchFrom::Rv(rv), .. }) if *rv != claimed => {
+            // E8: resuming from the last RV known complete, below the claim, is how a client gets the
+            // rest of a revision whose events it may have got only in part.
+            (Some(ending), Request::Watch { from: WatchFrom::Rv(rv), .. })
+                if *rv != claimed && !(*rv == complete && complete < latest) =>
+            {
                 let detail =
                     format!("re-watched from RV {rv} after {}, claiming RV {claimed}", ending.describe());
                 self.fail(Property::NoNeedlessRelist, Some(client), detail);
@@ -374,6 +406,9 @@ impl Monitor {
                 c.last_error = None;
                 c.paging = list.cont.is_some().then_some(rv);
                 c.listed |= list.cont.is_none();
+                if list.cont.is_none() {
+                    (c.latest, c.complete, c.open_keys) = (list.rv, list.rv, KeySet::default());
+                }
             }
             Message::List(Err(e)) => {
                 let rv = match c.outstanding {
@@ -425,31 +460,67 @@ impl Monitor {
     fn watch_event(&mut self, obs: &impl Observations, client: ClientId, event: &WatchEvent) {
         let i = usize::from(client.0);
         let Some(rv) = event.rv() else { return };
-        let claimed = self.clients[i].claimed;
-        let is_object = !matches!(event, WatchEvent::Bookmark(_));
-        if is_object && rv <= claimed {
+        let key = match event {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => Some(o.key),
+            WatchEvent::Bookmark(_) | WatchEvent::Error(_) => None,
+        };
+        let c = &self.clients[i];
+        let claimed = c.claimed;
+        let is_object = key.is_some();
+        // C5's progress: a bookmark, or an event above the last RV received (E8: a revision received
+        // again is not news).
+        let news = !is_object || rv > c.latest;
+        // E8: the open revision (the last RV received, not known complete) may bring more keys at
+        // that RV; and a stream resumed from the last complete RV gets it again, whose events the
+        // cache guards drop where it holds them.
+        let resumed = c.stream.is_some_and(|s| s.from == c.complete && s.from < claimed);
+        let same_revision = c.complete < c.latest
+            && rv == c.latest
+            && key.is_some_and(|k| resumed || !c.open_keys.contains(k));
+        if is_object && rv <= claimed && !same_revision {
             let detail = format!("applied {event} at or below its RV {claimed}");
             self.fail(Property::NoRvRegression, Some(client), detail);
         }
+        self.track_completeness(client, rv, key);
         let Some(stream) = self.clients[i].stream else { return };
-        // A8: a bookmark may carry the RV of the last event sent; an object event must be newer.
-        if rv < stream.last || (is_object && rv == stream.last) {
+        // E8: several events may share an RV (a multi-key revision), each key once; a bookmark may
+        // carry the RV of the last event sent (A8).
+        let repeated = key.is_some_and(|k| rv == stream.last && stream.at_last.contains(k));
+        if rv < stream.last || repeated || (is_object && rv <= stream.from) {
             let detail = format!("{event} after RV {} on a watch from {}", stream.last, stream.from);
             self.fail(Property::WatchOrdered, Some(client), detail);
-        } else if rv > stream.last {
-            let next = obs.truth().next_write_after(stream.last);
-            let skipped = if is_object { next != Some(rv) } else { next.is_some_and(|n| n <= rv) };
-            if skipped {
-                let missed = next.map_or("nothing".to_string(), |n| format!("the write at {n}"));
-                self.fail(Property::WatchReliable, Some(client), format!("{event} arrived before {missed}"));
-            } else if let Some(wrong) = (!stream.synthetic).then(|| not_the_write(obs, event)).flatten() {
+        } else if !stream.synthetic {
+            if let Some(wrong) = skipped(obs, &stream, rv, is_object) {
+                self.fail(Property::WatchReliable, Some(client), format!("{event} arrived before {wrong}"));
+            } else if let Some(wrong) = not_the_write(obs, event) {
                 self.fail(Property::WatchReliable, Some(client), wrong);
             }
         }
         let c = &mut self.clients[i];
         c.bookmarked |= !is_object && rv > stream.last;
-        c.stream = Some(Stream { last: rv.max(stream.last), ..stream });
-        c.watch_progress = true;
+        let at_last = match key {
+            Some(k) if rv == stream.last => {
+                let mut keys = stream.at_last;
+                keys.insert(k);
+                keys
+            }
+            Some(k) => KeySet::of(k),
+            None if rv == stream.last => stream.at_last,
+            None => KeySet::default(),
+        };
+        c.stream = Some(Stream { last: rv.max(stream.last), at_last, ..stream });
+        c.watch_progress |= news;
+    }
+
+    /// E8: what the client knows complete, from the RVs it received.
+    fn track_completeness(&mut self, client: ClientId, rv: Rev, key: Option<Key>) {
+        let c = &mut self.clients[usize::from(client.0)];
+        match key {
+            Some(k) if rv > c.latest => (c.complete, c.latest, c.open_keys) = (c.latest, rv, KeySet::of(k)),
+            Some(k) if rv == c.latest => c.open_keys.insert(k),
+            None if rv >= c.latest => (c.complete, c.latest, c.open_keys) = (rv, rv, KeySet::default()),
+            _ => {}
+        }
     }
 
     /// C8: readiness follows the first full list.
@@ -605,6 +676,26 @@ impl Monitor {
             }
         }
     }
+}
+
+/// What a watch stream skipped before an event at `rv`, if anything: every key written at the stream's
+/// last RV (E8: several for a transaction) before it moves past it or a bookmark says it was all sent,
+/// and the next write after it before an object event past it.
+fn skipped(obs: &impl Observations, stream: &Stream, rv: Rev, is_object: bool) -> Option<String> {
+    let truth = obs.truth();
+    let past = rv > stream.last || !is_object;
+    if past && stream.last > stream.from {
+        let missing = truth.keys_written_at(stream.last).into_iter().find(|k| !stream.at_last.contains(*k));
+        if let Some(k) = missing {
+            return Some(format!("the write of {k} at {}", stream.last));
+        }
+    }
+    if rv <= stream.last {
+        return None;
+    }
+    let next = truth.next_write_after(stream.last);
+    let gap = if is_object { next != Some(rv) } else { next.is_some_and(|n| n <= rv) };
+    gap.then(|| next.map_or("nothing".to_string(), |n| format!("the write at {n}")))
 }
 
 /// What is wrong with an event that does not say what the store did at its RV, if anything: an ADDED

@@ -21,6 +21,8 @@ pub trait Truth {
     fn state_at(&self, rev: Rev) -> BTreeMap<Key, Object>;
     /// The revision of the first write to the watched resource after `rev`.
     fn next_write_after(&self, rev: Rev) -> Option<Rev>;
+    /// The keys of the watched resource written at `rev`: several for a multi-key transaction (E8).
+    fn keys_written_at(&self, rev: Rev) -> Vec<Key>;
     /// One object of the watched resource at `rev`.
     fn object_at(&self, key: Key, rev: Rev) -> Option<Object> {
         self.state_at(rev).remove(&key)
@@ -42,6 +44,10 @@ impl Truth for Store {
 
     fn next_write_after(&self, rev: Rev) -> Option<Rev> {
         self.next_watched_write_after(rev)
+    }
+
+    fn keys_written_at(&self, rev: Rev) -> Vec<Key> {
+        self.watched_keys_at(rev)
     }
 
     fn object_at(&self, key: Key, rev: Rev) -> Option<Object> {

@@ -55,7 +55,8 @@ impl Frame {
     }
 }
 
-/// The store's truth rebuilt from the writes observed: E1's one revision per write, E2's incarnations.
+/// The store's truth rebuilt from the writes observed: E1's revisions (several writes at one for E8's
+/// transactions), E2's incarnations.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct History {
     rev: Rev,
@@ -110,6 +111,10 @@ impl Truth for History {
 
     fn next_write_after(&self, rev: Rev) -> Option<Rev> {
         self.writes.iter().map(|(r, ..)| *r).find(|r| *r > rev)
+    }
+
+    fn keys_written_at(&self, rev: Rev) -> Vec<Key> {
+        self.writes.iter().filter(|(r, ..)| *r == rev).map(|(_, k, _)| *k).collect()
     }
 }
 

@@ -25,6 +25,8 @@ the scope):
                      etcd 3.5.16+ tombstones
   two-reflectors     1 key, 1 write, 2 reflectors
   paginated-relist   2 keys, 3 writes, 1 compaction, one 500: a relist in pages of one item (A13)
+  lease-revoke       2 keys, 2 writes, 1 lease revoke deleting both at one revision (E8), one break,
+                     server timeout or silent death
 
 scopes (--scope):
   small    1 key, 2 writes, 1 compaction, 1 fault, 1 API server, 1 reflector, cache window 2

@@ -31,7 +31,10 @@ pub enum StepKind {
 impl StepKind {
     pub fn of(action: &Action) -> StepKind {
         match action {
-            Action::Create(_) | Action::Update(_) | Action::Delete(_) => StepKind::Write,
+            // E8: a lease revoked is a write to the watched resource, of several objects at once.
+            Action::Create(_) | Action::Update(_) | Action::Delete(_) | Action::RevokeLease => {
+                StepKind::Write
+            }
             Action::WriteOther => StepKind::WriteOther,
             Action::Compact(_) => StepKind::Compact,
             // A14: a cache that finishes its list is server work, as ingesting is.
@@ -105,6 +108,10 @@ pub struct Now<'a> {
     writes_left: bool,
     /// Faults wait (only with `late_faults`).
     faults_wait: bool,
+    /// E8: a lease is revoked only while every reflector has synced and holds a connection, so that
+    /// its DELETE events reach a stream a fault can end between them; the faults wait for it.
+    revoke_waits: bool,
+    revoke_left: bool,
 }
 
 impl Draw {
@@ -117,6 +124,9 @@ impl Draw {
             watched_writes_left: b.writes > 0,
             writes_left,
             faults_wait: self.late_faults && b.faults > 0 && (writes_left || !sys.settled()),
+            revoke_left: b.lease_revokes > 0,
+            revoke_waits: b.lease_revokes > 0
+                && sys.client_ids().any(|c| !(sys.view(c).synced && sys.view(c).connected)),
         }
     }
 
@@ -143,6 +153,8 @@ impl Draw {
         let resilient_cache_init = extra.chance(1, 2);
         // A13: a third of the seeds relist in pages of one or two items.
         let page_size = extra.chance(1, 3).then(|| extra.between(1, 2));
+        // E8: a third of the seeds revoke a lease (once or twice) that every object is attached to.
+        let lease_revokes = if extra.chance(1, 3) { extra.between(1, 2) } else { 0 };
         for &kind in first {
             let possible = kind != FaultKind::PauseCluster || manager.is_some();
             if possible && rng.chance(1, 2) {
@@ -173,6 +185,7 @@ impl Draw {
             writes: rng.between(1, 10),
             foreign_writes: rng.between(0, 5),
             compactions: rng.between(0, 3),
+            lease_revokes,
             faults: if fault_kinds == FaultKinds::NONE { 0 } else { rng.between(1, 10) },
             fault_kinds,
             servers,
@@ -198,9 +211,22 @@ impl Draw {
         }
         let late_foreign_writes = rng.chance(1, 2);
         let late_start = rng.chance(1, 2);
-        let late_faults = rng.chance(1, 2);
+        let mut late_faults = rng.chance(1, 2);
         let mut config = config;
-        for kind in added_kinds.iter() {
+        // E8: a lease is worth revoking with several objects attached, and with faults that can end a
+        // stream between the DELETE events of one revision (kubernetes#110210): these seeds break
+        // connections, as often as events are delivered, once the lease is revoked, and inject no
+        // other fault (a relist would repair what the revoke's lost DELETE broke).
+        if config.lease_revokes > 0 {
+            config.keys = config.keys.max(3);
+            config.fault_kinds = FaultKinds::NONE.with(FaultKind::Disconnect);
+            config.faults = config.faults.max(3);
+            let (disconnect, deliver) =
+                (StepKind::Fault(FaultKind::Disconnect).index(), StepKind::Deliver.index());
+            weights[disconnect] = weights[deliver];
+            late_faults = false;
+        }
+        for kind in added_kinds.iter().filter(|_| config.lease_revokes == 0) {
             config.fault_kinds = config.fault_kinds.with(kind);
         }
         (Draw { seed, config, weights, fault_targets, late_foreign_writes, late_start, late_faults }, rng)
@@ -214,8 +240,9 @@ impl Draw {
             {
                 0
             }
-            Action::Fault(_) if now.faults_wait => 0,
+            Action::Fault(_) if now.faults_wait || now.revoke_left => 0,
             Action::WriteOther if self.late_foreign_writes && now.watched_writes_left => 0,
+            Action::RevokeLease if now.revoke_waits => 0,
             Action::Route(client, _)
                 if self.late_start && now.writes_left && !now.sys.view(*client).synced =>
             {

@@ -43,12 +43,13 @@ pub fn shrink(config: Config, actions: &[Action], property: Property) -> (Config
 pub type Lower = fn(Config) -> Option<Config>;
 
 /// What the shrinker may lower, by name: one unit of a budget, or one key.
-pub const BUDGETS: [(&str, Lower); 5] = [
+pub const BUDGETS: [(&str, Lower); 6] = [
     ("writes", |c| c.writes.checked_sub(1).map(|writes| Config { writes, ..c })),
     ("foreign writes", |c| {
         c.foreign_writes.checked_sub(1).map(|foreign_writes| Config { foreign_writes, ..c })
     }),
     ("compactions", |c| c.compactions.checked_sub(1).map(|compactions| Config { compactions, ..c })),
+    ("lease revokes", |c| c.lease_revokes.checked_sub(1).map(|lease_revokes| Config { lease_revokes, ..c })),
     ("faults", |c| c.faults.checked_sub(1).map(|faults| Config { faults, ..c })),
     ("keys", |c| c.keys.checked_sub(1).filter(|k| *k > 0).map(|keys| Config { keys, ..c })),
 ];
