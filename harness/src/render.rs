@@ -188,7 +188,9 @@ fn over(action: &Action) -> String {
             format!("R{}", c.0)
         }
         Action::FireTimer(c) | Action::Bookmark(c) | Action::ListWaitExpired(c) => format!("R{}", c.0),
-        Action::Fault(Fault::SilentDeath(c)) | Action::SilenceNoticed(c) => format!("R{}", c.0),
+        Action::Fault(Fault::SilentDeath(c) | Fault::FreshnessTimeout(c)) | Action::SilenceNoticed(c) => {
+            format!("R{}", c.0)
+        }
         Action::Fault(Fault::EvictCache(s) | Fault::RelistCache(s) | Fault::RestartServer(s)) => {
             format!("S{}", s.0)
         }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use listwatch_model::{Component, Flaw, Flaws};
+use listwatch_model::{Flaw, Flaws};
 use listwatch_properties::Property;
 
 use crate::checker::{run as check_world, Limits, Outcome, Search};
@@ -212,9 +212,9 @@ pub fn catch_all(run: &Run) -> Vec<Catch> {
         .into_iter()
         .map(|flaw| {
             let mut c = Catch { flaw, caught: None, trace: None, states: 0, seconds: 0.0 };
-            // The world of the flaw's own component first: the manager's flaw lives in the manager.
+            // The world of the flaw's own story first: the manager's flaw lives in the manager.
             let mut ws = worlds(run.scope, Flaws::only(flaw));
-            ws.sort_by_key(|w| (w.config.manager.is_some()) != (flaw.component() == Component::Manager));
+            ws.sort_by_key(|w| w.name != crate::scope::home_world(flaw));
             for w in ws {
                 let o = check_world(w.config, Search::Bfs, Limits { stop_at_violation: true, ..run.limits });
                 c.states += o.states;
@@ -270,11 +270,20 @@ pub fn bugs_text(run: &Run, caught: &[Catch], correct: &[Outcome]) -> String {
     let verified = correct.iter().all(|o| o.complete && o.violated().next().is_none());
     let states: usize = correct.iter().map(|o| o.states).sum();
     let seconds: f64 = correct.iter().map(|o| o.seconds).sum();
+    // C10: the reflector modes the scope's worlds run, each proven.
+    let mut modes: Vec<&str> = crate::scope::worlds(run.scope, listwatch_model::Flaws::NONE)
+        .iter()
+        .filter(|w| w.config.reflectors > 0)
+        .map(|w| w.config.reflector.mode.name())
+        .collect();
+    modes.sort_unstable();
+    modes.dedup();
     let _ = writeln!(
         out,
-        "  correct system: {} in scope {} ({states} states, {seconds:.2} s, {:.0} states/s)",
+        "  correct system: {} in scope {}, reflectors in {} mode ({states} states, {seconds:.2} s, {:.0} states/s)",
         if verified { "verified" } else { "NOT verified" },
         run.scope.name(),
+        modes.join(" and "),
         states as f64 / seconds.max(1e-6)
     );
     for c in caught {

@@ -142,8 +142,20 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         manager: None,
         ..Config::default().with_flaws(flaws)
     };
+    // C10: the list-watch world's reflector in watch-list mode: its first state comes from a streaming
+    // list (A12) and so does every relist, with the same faults (and A12's slow progress, which makes
+    // a streaming list's freshness wait run out). One write fewer keeps it about as big.
+    let watch_list = Config {
+        writes: list_watch.writes.min(2),
+        reflector: listwatch_model::ReflectorConfig {
+            mode: listwatch_model::ListMode::WatchList,
+            ..list_watch.reflector
+        },
+        ..list_watch
+    };
     vec![
         World { name: "list-watch", config: list_watch },
+        World { name: "watch-list", config: watch_list },
         World { name: "client-manager", config: manager },
         World { name: "ha-mid-upgrade", config: mid_upgrade },
         World { name: "slow-etcd-watcher", config: slow_etcd },
@@ -153,9 +165,24 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
     ]
 }
 
+/// The world where a flaw's story lives, which `bugs` checks first: the client manager for its flaw,
+/// the pager's world for the pager's, the lease's for kubernetes#110210, watch-list mode for the
+/// streaming-list flaws, and the list-watch world for the rest.
+pub fn home_world(flaw: listwatch_model::Flaw) -> &'static str {
+    use listwatch_model::{Component, Flaw};
+    match flaw {
+        _ if flaw.component() == Component::Manager => "client-manager",
+        Flaw::ContinueWithRv => "paginated-relist",
+        Flaw::ResumeMidRevision => "lease-revoke",
+        Flaw::RewatchInitialEvents | Flaw::PartialInitialBuffer => "watch-list",
+        _ => "list-watch",
+    }
+}
+
 /// The names of a scope's worlds, in order.
-pub const WORLD_NAMES: [&str; 7] = [
+pub const WORLD_NAMES: [&str; 8] = [
     "list-watch",
+    "watch-list",
     "client-manager",
     "ha-mid-upgrade",
     "slow-etcd-watcher",
@@ -179,6 +206,9 @@ pub fn describe(config: &Config) -> String {
     );
     if config.lease_revokes > 0 {
         line.push_str(&format!(", lease revokes {}", config.lease_revokes));
+    }
+    if config.reflector.mode != listwatch_model::ListMode::ListWatch {
+        line.push_str(&format!(", {} reflectors", config.reflector.mode.name()));
     }
     if let Some(limit) = config.reflector.page_size {
         line.push_str(&format!(", LIST pages of {limit}"));

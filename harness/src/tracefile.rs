@@ -9,8 +9,8 @@ use std::fmt;
 use std::path::Path;
 
 use listwatch_model::{
-    Action, Config, FaultKind, FaultKinds, Flaw, Flaws, ManagerConfig, ProgressNotify, ReflectorConfig,
-    System, TombstonePolicy,
+    Action, Config, FaultKind, FaultKinds, Flaw, Flaws, ListMode, ManagerConfig, ProgressNotify,
+    ReflectorConfig, System, TombstonePolicy,
 };
 use listwatch_properties::Property;
 use serde::{Deserialize, Serialize};
@@ -139,6 +139,9 @@ struct ReflectorFile {
     /// A13's page size; absent: unpaginated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     page_size: Option<u8>,
+    /// C10's mode, `list-watch` or `watch-list`; absent: `list-watch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mode: Option<String>,
 }
 
 fn is_zero(n: &u8) -> bool {
@@ -192,6 +195,7 @@ impl Trace {
                     bookmarks: r.bookmarks,
                     health_check_ms: r.health_check_ms,
                     page_size: r.page_size,
+                    mode: (r.mode != ListMode::ListWatch).then(|| r.mode.name().to_string()),
                 },
                 resilient_cache_init: c.resilient_cache_init,
                 flaws: c.flaws.iter().map(|f| f.name().to_string()).collect(),
@@ -340,6 +344,12 @@ fn config(f: &ConfigFile) -> Result<Config, String> {
     if let Some(m) = &f.manager {
         at_least_one("manager.clusters", m.clusters.into())?;
     }
+    let mode = match &r.mode {
+        None => ListMode::ListWatch,
+        Some(name) => ListMode::parse(name).ok_or_else(|| {
+            format!("reflector.mode must be \"list-watch\" or \"watch-list\", not \"{name}\"")
+        })?,
+    };
     Ok(Config {
         keys: f.keys,
         writes: f.writes,
@@ -364,6 +374,7 @@ fn config(f: &ConfigFile) -> Result<Config, String> {
             bookmarks: r.bookmarks,
             health_check_ms: r.health_check_ms,
             page_size: r.page_size,
+            mode,
         },
         resilient_cache_init: f.resilient_cache_init,
         flaws,

@@ -79,6 +79,8 @@ pub enum Fault {
     /// A routed connection dies silently (A9): no FIN or RST reaches the client, the server forgets the
     /// request, and nothing more arrives on it.
     SilentDeath(ClientId),
+    /// A streaming list's wait for a fresh cache runs out (A12): etcd's progress came too late.
+    FreshnessTimeout(ClientId),
 }
 
 impl Fault {
@@ -97,6 +99,7 @@ impl Fault {
             Fault::RestartServer(_) => FaultKind::ServerRestart,
             Fault::PauseCluster(_) => FaultKind::PauseCluster,
             Fault::SilentDeath(_) => FaultKind::SilentDeath,
+            Fault::FreshnessTimeout(_) => FaultKind::SlowProgress,
         }
     }
 }
@@ -165,6 +168,7 @@ impl fmt::Display for Fault {
             Fault::RestartServer(s) => write!(f, "restart {s}"),
             Fault::PauseCluster(c) => write!(f, "pause {c}"),
             Fault::SilentDeath(c) => write!(f, "silent-death {c}"),
+            Fault::FreshnessTimeout(c) => write!(f, "freshness-timeout {c}"),
         }
     }
 }

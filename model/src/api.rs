@@ -67,11 +67,25 @@ pub enum Request {
         timeout_secs: u32,
         bookmarks: bool,
     },
+    /// A12: a streaming list, the WATCH with `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`
+    /// (C10's watch-list request). `rv`: `Consistent` (unset: the state at etcd's current revision),
+    /// `Any` (`"0"`) or `NotOlderThan(X)`; an `Exact` match, or a request without bookmarks, does not
+    /// validate (400).
+    WatchList {
+        rv: ListRv,
+        timeout_secs: u32,
+        bookmarks: bool,
+    },
 }
 
 impl Request {
     pub fn is_list(&self) -> bool {
         matches!(self, Request::List { .. } | Request::ListPage { .. })
+    }
+
+    /// A WATCH that starts with the state as synthetic events (A12), not from an RV.
+    pub fn sends_initial_events(&self) -> bool {
+        matches!(self, Request::WatchList { .. })
     }
 
     /// A page that continues a paginated LIST (A13), not a new one.
@@ -97,6 +111,12 @@ impl fmt::Display for Request {
             Request::Watch { from: WatchFrom::Rv(rv), timeout_secs, .. } => {
                 write!(f, "WATCH rv={rv} timeout={timeout_secs}s")
             }
+            Request::WatchList { rv, timeout_secs, bookmarks: true } => {
+                write!(f, "WATCH sendInitialEvents {rv} timeout={timeout_secs}s")
+            }
+            Request::WatchList { rv, timeout_secs, bookmarks: false } => {
+                write!(f, "WATCH sendInitialEvents {rv} timeout={timeout_secs}s (no bookmarks)")
+            }
         }
     }
 }
@@ -118,7 +138,7 @@ pub enum ApiError {
     /// The connection broke before a response arrived.
     Disconnected,
     /// 400 BadRequest: the request does not validate (A13: a `continue` that also names a
-    /// resourceVersion).
+    /// resourceVersion; A12: `sendInitialEvents` without bookmarks or with an Exact match).
     BadRequest,
 }
 
@@ -184,6 +204,9 @@ pub enum WatchEvent {
     Deleted(Object),
     /// Every matching event up to this RV was sent (A8).
     Bookmark(Rev),
+    /// A12: the BOOKMARK annotated `k8s.io/initial-events-end: "true"`: the synthetic ADDED events
+    /// before it were the whole state at this RV; changes after it follow on the same stream.
+    InitialEventsEnd(Rev),
     /// An error after the stream opened, always delivered this way (A4); the stream ends after it.
     Error(ApiError),
 }
@@ -193,7 +216,7 @@ impl WatchEvent {
     pub fn rv(&self) -> Option<Rev> {
         match self {
             WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => Some(o.rv),
-            WatchEvent::Bookmark(rv) => Some(*rv),
+            WatchEvent::Bookmark(rv) | WatchEvent::InitialEventsEnd(rv) => Some(*rv),
             WatchEvent::Error(_) => None,
         }
     }
@@ -206,6 +229,7 @@ impl fmt::Display for WatchEvent {
             WatchEvent::Modified(o) => write!(f, "MODIFIED {o}"),
             WatchEvent::Deleted(o) => write!(f, "DELETED {o}"),
             WatchEvent::Bookmark(rv) => write!(f, "BOOKMARK @{rv}"),
+            WatchEvent::InitialEventsEnd(rv) => write!(f, "BOOKMARK @{rv} initial-events-end"),
             WatchEvent::Error(e) => write!(f, "ERROR {e}"),
         }
     }

@@ -81,7 +81,9 @@ impl Cache {
                     out.push(Notification::Delete(*o));
                 }
             }
-            CacheOp::Apply(WatchEvent::Bookmark(_) | WatchEvent::Error(_)) => {}
+            CacheOp::Apply(
+                WatchEvent::Bookmark(_) | WatchEvent::InitialEventsEnd(_) | WatchEvent::Error(_),
+            ) => {}
             CacheOp::Replace { items, .. } => {
                 // C7: every known key missing from the list is deleted with a tombstone. The flaw merges.
                 if !flaws.has(Flaw::ReplaceKeepsMissing) {

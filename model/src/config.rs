@@ -28,10 +28,13 @@ pub enum FaultKind {
     PauseCluster,
     /// A connection dies silently (A9): half-open, nothing more reaches the client on it.
     SilentDeath,
+    /// etcd answers a watch cache's progress request too late: a streaming list waiting for the cache
+    /// to be fresh (A12) runs out of its bound and gets an ERROR.
+    SlowProgress,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 10] = [
+    pub const ALL: [FaultKind; 11] = [
         FaultKind::Disconnect,
         FaultKind::ServerTimeout,
         FaultKind::TooManyRequests,
@@ -42,6 +45,7 @@ impl FaultKind {
         FaultKind::ServerRestart,
         FaultKind::PauseCluster,
         FaultKind::SilentDeath,
+        FaultKind::SlowProgress,
     ];
 
     pub fn name(self) -> &'static str {
@@ -56,6 +60,7 @@ impl FaultKind {
             FaultKind::ServerRestart => "server-restart",
             FaultKind::PauseCluster => "pause-cluster",
             FaultKind::SilentDeath => "silent-death",
+            FaultKind::SlowProgress => "slow-progress",
         }
     }
 

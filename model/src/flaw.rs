@@ -65,10 +65,19 @@ pub enum Flaw {
     /// middle of it: the objects those events deleted stay in the cache until a relist.
     /// kubernetes#110210 (open: client-go and kube-runtime resume this way).
     ResumeMidRevision,
+    /// In watch-list mode (C10) every re-watch asks for the initial events again
+    /// (`sendInitialEvents=true`): the whole state is resent each time the watch times out, and taken
+    /// as ordinary events, so an object deleted while the watch was down never leaves the cache.
+    /// kube-rs#1844, fixed by PR #1882 (kube-runtime: the watcher's re-watch from `InitListed`).
+    RewatchInitialEvents,
+    /// In watch-list mode (C10) the temporary store of a streaming list that ended before its
+    /// initial-events-end bookmark is kept for the next attempt: objects deleted in between leak into
+    /// the `Replace`. kube-runtime 4.x, fixed in 5.0 (SEMANTICS C10).
+    PartialInitialBuffer,
 }
 
 impl Flaw {
-    pub const ALL: [Flaw; 12] = [
+    pub const ALL: [Flaw; 14] = [
         Flaw::StaleDeleteRv,
         Flaw::NilPrevKvDropped,
         Flaw::RelistOnTimeout,
@@ -81,6 +90,8 @@ impl Flaw {
         Flaw::NoIdleDetection,
         Flaw::ContinueWithRv,
         Flaw::ResumeMidRevision,
+        Flaw::RewatchInitialEvents,
+        Flaw::PartialInitialBuffer,
     ];
 
     /// The name used on the command line and in traces.
@@ -98,6 +109,8 @@ impl Flaw {
             Flaw::NoIdleDetection => "no-idle-detection",
             Flaw::ContinueWithRv => "continue-with-rv",
             Flaw::ResumeMidRevision => "resume-mid-revision",
+            Flaw::RewatchInitialEvents => "rewatch-initial-events",
+            Flaw::PartialInitialBuffer => "partial-initial-buffer",
         }
     }
 
@@ -116,6 +129,8 @@ impl Flaw {
             Flaw::NoIdleDetection => "kubernetes#87615",
             Flaw::ContinueWithRv => "kubernetes#85221",
             Flaw::ResumeMidRevision => "kubernetes#110210",
+            Flaw::RewatchInitialEvents => "kube-rs#1844",
+            Flaw::PartialInitialBuffer => "kube-runtime 4.x",
         }
     }
 
@@ -129,7 +144,9 @@ impl Flaw {
             | Flaw::RetryTooLargeRv
             | Flaw::NoIdleDetection
             | Flaw::ContinueWithRv
-            | Flaw::ResumeMidRevision => Component::Reflector,
+            | Flaw::ResumeMidRevision
+            | Flaw::RewatchInitialEvents
+            | Flaw::PartialInitialBuffer => Component::Reflector,
             Flaw::ReplaceKeepsMissing => Component::Cache,
             Flaw::SyncUnderLock => Component::Manager,
         }

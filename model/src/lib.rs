@@ -33,7 +33,7 @@ pub use client::{Client, Effect, Input, ModelClient};
 pub use config::{Config, FaultKind, FaultKinds, ManagerConfig, ProgressNotify};
 pub use flaw::{Component, Flaw, Flaws, UnknownFlaw};
 pub use observe::{ClientView, Observed};
-pub use reflector::{Next, Output, Phase, Reflector, ReflectorConfig, Timer};
+pub use reflector::{ListMode, Next, Output, Phase, Reflector, ReflectorConfig, Timer};
 pub use store::{Store, TombstonePolicy};
 pub use system::{NotEnabled, System};
 pub use types::{ClientId, Key, Millis, Object, Rev, ServerId, Uid};

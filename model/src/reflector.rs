@@ -1,4 +1,4 @@
-//! The client-go reflector as a sans-IO state machine (SEMANTICS C1–C9).
+//! The client-go reflector as a sans-IO state machine (SEMANTICS C1–C10).
 //!
 //! Inputs are `handle_*` calls: a LIST result, a refused WATCH, a watch event, the end of a stream, a
 //! timer that fired. Outputs are pulled with [`Reflector::poll_output`] (requests to send, a watch to
@@ -41,6 +41,35 @@ pub struct ReflectorConfig {
     /// A13: list in pages of this many items (client-go's pager, `WatchListPageSize`; 500 upstream)
     /// instead of one response. `None`: unpaginated. An `rv="0"` list is served whole anyway.
     pub page_size: Option<u8>,
+    /// C10: how the reflector gets the state it starts from: a LIST, or a streaming list.
+    pub mode: ListMode,
+}
+
+/// C10: `list-watch` (a LIST, then a WATCH from its RV) or `watch-list` (client-go's `WatchListClient`,
+/// on by default since 1.35: the A12 watch with `sendInitialEvents=true`, whose initial events are
+/// the list).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+pub enum ListMode {
+    #[default]
+    ListWatch,
+    WatchList,
+}
+
+impl ListMode {
+    pub const ALL: [ListMode; 2] = [ListMode::ListWatch, ListMode::WatchList];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ListMode::ListWatch => "list-watch",
+            ListMode::WatchList => "watch-list",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<ListMode> {
+        ListMode::ALL.into_iter().find(|m| m.name() == name)
+    }
 }
 
 impl Default for ReflectorConfig {
@@ -54,6 +83,7 @@ impl Default for ReflectorConfig {
             bookmarks: true,
             health_check_ms: 45_000,
             page_size: None,
+            mode: ListMode::ListWatch,
         }
     }
 }
@@ -74,6 +104,8 @@ pub enum Phase {
     Listing { rv: ListRv },
     /// A WATCH is outstanding or streaming.
     Watching { from: Rev, saw_event: bool, aged: bool },
+    /// C10: a streaming list (A12) is outstanding or sending its initial events, requested at `rv`.
+    Streaming { rv: ListRv, saw_event: bool, aged: bool },
     /// Waiting out a backoff before `Next`.
     Backoff { then: Next },
     /// `stop-on-close`: the consumer returned and will never watch again.
@@ -140,7 +172,8 @@ pub struct Reflector {
     /// timers armed at once are armed in the same step, so this is the reflector's time since then.
     fired_ms: Millis,
     outputs: VecDeque<Output>,
-    /// A13: the items of the pages received so far of a paginated LIST.
+    /// A13: the items of the pages received so far of a paginated LIST; C10: the temporary store of
+    /// a streaming list's initial events, in key order.
     pages: Vec<Object>,
     config: ReflectorConfig,
     flaws: Flaws,
@@ -237,10 +270,75 @@ impl Reflector {
         self.armed &= !timer.bit();
     }
 
-    /// C1: begin `ListAndWatch` with the first LIST, at `rv="0"` (C2).
+    /// C1: begin `ListAndWatch` with the first LIST, at `rv="0"` (C2), or with the first streaming
+    /// list (C10: consistent, as the last RV is still unset).
     pub fn start(&mut self) {
         if self.phase == Phase::Empty {
-            self.list(ListRv::Any);
+            match self.config.mode {
+                ListMode::ListWatch => self.list(ListRv::Any),
+                ListMode::WatchList => self.stream(),
+            }
+        }
+    }
+
+    /// C10: the streaming list, from the last RV (`""` while it is unset or unavailable), into a new
+    /// temporary store. The flaw keeps the temporary store of an earlier attempt that ended before
+    /// its initial-events-end bookmark (kube-runtime 4.x).
+    fn stream(&mut self) {
+        let rv = if self.rv_unavailable || self.last_rv == Rev::ZERO {
+            ListRv::Consistent
+        } else {
+            ListRv::NotOlderThan(self.last_rv)
+        };
+        if !self.flaws.has(Flaw::PartialInitialBuffer) {
+            self.pages.clear();
+        }
+        self.phase = Phase::Streaming { rv, saw_event: false, aged: false };
+        self.outputs.push_back(Output::Send(Request::WatchList {
+            rv,
+            timeout_secs: self.config.watch_timeout_secs,
+            bookmarks: true,
+        }));
+        self.arm(Timer::WatchAged);
+        self.arm(Timer::BackoffReset);
+        self.arm(Timer::WatchTimeout);
+    }
+
+    /// C10: what follows a streaming list that failed before its initial-events-end bookmark:
+    /// 410 or too large: at once again, with `rv=""`; 429 or a refused connection: the same, after a
+    /// backoff; a stream that ended after an event or a second: at once again; anything else (a
+    /// very short stream, 500, 400 from a server without streaming lists): at once, the LIST of
+    /// list-watch, whose relist RV follows C2.
+    fn stream_failed(&mut self, error: Option<ApiError>, progress: bool) {
+        self.leave_watch();
+        match error {
+            Some(ApiError::Expired | ApiError::TooLargeResourceVersion) => {
+                self.rv_unavailable = true;
+                self.stream();
+            }
+            Some(ApiError::TooManyRequests | ApiError::ConnectionRefused) => self.backoff(Next::Relist),
+            None if progress => self.stream(),
+            _ => {
+                let rv = self.relist_rv();
+                self.list(rv);
+            }
+        }
+    }
+
+    /// C10: a temporary-store change from an initial event.
+    fn buffer(&mut self, event: WatchEvent) {
+        let (object, keep) = match event {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) => (o, true),
+            WatchEvent::Deleted(o) => (o, false),
+            _ => return,
+        };
+        match self.pages.binary_search_by_key(&object.key, |o| o.key) {
+            Ok(i) if keep => self.pages[i] = object,
+            Ok(i) => {
+                self.pages.remove(i);
+            }
+            Err(i) if keep => self.pages.insert(i, object),
+            Err(_) => {}
         }
     }
 
@@ -277,14 +375,21 @@ impl Reflector {
     /// again; the cache guards drop the events it already applied (an upsert no newer than what the
     /// cache holds, a delete of a key it no longer holds). The cost is one revision's events sent
     /// twice, and only when the stream ended after an event with no later RV or bookmark behind it.
+    ///
+    /// C10: in watch-list mode too the re-watch is a plain WATCH. The flaw asks for the initial events
+    /// again on every re-watch (kube-rs#1844, fixed by #1882): the whole state is sent again each time,
+    /// as ordinary events, and what was deleted meanwhile is not among them.
     fn watch(&mut self) {
         let from = if self.flaws.has(Flaw::ResumeMidRevision) { self.last_rv } else { self.complete_rv };
         self.phase = Phase::Watching { from, saw_event: false, aged: false };
-        self.outputs.push_back(Output::Send(Request::Watch {
-            from: WatchFrom::Rv(from),
-            timeout_secs: self.config.watch_timeout_secs,
-            bookmarks: self.config.bookmarks,
-        }));
+        let timeout_secs = self.config.watch_timeout_secs;
+        let request = if self.config.mode == ListMode::WatchList && self.flaws.has(Flaw::RewatchInitialEvents)
+        {
+            Request::WatchList { rv: ListRv::NotOlderThan(from), timeout_secs, bookmarks: true }
+        } else {
+            Request::Watch { from: WatchFrom::Rv(from), timeout_secs, bookmarks: self.config.bookmarks }
+        };
+        self.outputs.push_back(Output::Send(request));
         self.arm(Timer::WatchAged);
         self.arm(Timer::BackoffReset);
         self.arm(Timer::WatchTimeout);
@@ -351,8 +456,12 @@ impl Reflector {
         }
     }
 
-    /// The WATCH request failed before a stream opened (C5).
+    /// The WATCH request failed before a stream opened (C5, C10).
     pub fn handle_watch_refused(&mut self, error: ApiError) {
+        if let Phase::Streaming { .. } = self.phase {
+            self.stream_failed(Some(error), false);
+            return;
+        }
         if !matches!(self.phase, Phase::Watching { .. }) {
             return;
         }
@@ -362,12 +471,41 @@ impl Reflector {
         }
     }
 
+    /// One event arrived on a streaming list before its initial-events-end bookmark (C10): into the
+    /// temporary store; the bookmark replaces the cache with it at its RV, and the stream goes on as a
+    /// watch from there. The RV claimed does not move before that.
+    fn handle_initial_event(&mut self, event: WatchEvent) {
+        let Phase::Streaming { ref mut saw_event, aged, .. } = self.phase else { return };
+        *saw_event = true;
+        match event {
+            WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_) => self.buffer(event),
+            WatchEvent::Bookmark(_) => {}
+            WatchEvent::InitialEventsEnd(rv) => {
+                let items = std::mem::take(&mut self.pages);
+                self.outputs.push_back(Output::Cache(CacheOp::Replace { items, rv }));
+                self.last_rv = rv;
+                self.complete_rv = rv;
+                self.synced = true;
+                self.rv_unavailable = false;
+                self.phase = Phase::Watching { from: rv, saw_event: true, aged };
+            }
+            WatchEvent::Error(error) => {
+                self.outputs.push_back(Output::Cancel);
+                self.stream_failed(Some(error), true);
+            }
+        }
+    }
+
     /// One event arrived on the watch (C4).
     pub fn handle_watch_event(&mut self, event: WatchEvent) {
+        if let Phase::Streaming { .. } = self.phase {
+            self.handle_initial_event(event);
+            return;
+        }
         // C5's progress: a bookmark, or an event above the RV claimed. E8: the events of a revision
         // the re-watch gets again are not news, nor (simplified) a revision's later keys.
         let news = match event {
-            WatchEvent::Bookmark(_) | WatchEvent::Error(_) => true,
+            WatchEvent::Bookmark(_) | WatchEvent::InitialEventsEnd(_) | WatchEvent::Error(_) => true,
             _ => event.rv().is_some_and(|rv| rv > self.last_rv),
         };
         let Phase::Watching { ref mut saw_event, .. } = self.phase else { return };
@@ -376,7 +514,7 @@ impl Reflector {
             WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_) => {
                 self.outputs.push_back(Output::Cache(CacheOp::Apply(event)));
             }
-            WatchEvent::Bookmark(_) => {}
+            WatchEvent::Bookmark(_) | WatchEvent::InitialEventsEnd(_) => {}
             WatchEvent::Error(error) => {
                 // C5: the handler returns on the ERROR event and closes the stream.
                 self.outputs.push_back(Output::Cancel);
@@ -390,7 +528,7 @@ impl Reflector {
         // C4 records every event's RV; the correct reflector never lets it go backwards.
         if let Some(rv) = event.rv() {
             // E8: a later RV completes the revision before it; a bookmark completes its own (A8).
-            let bookmark = matches!(event, WatchEvent::Bookmark(_));
+            let bookmark = matches!(event, WatchEvent::Bookmark(_) | WatchEvent::InitialEventsEnd(_));
             if rv > self.last_rv {
                 self.complete_rv = self.last_rv;
             }
@@ -403,6 +541,11 @@ impl Reflector {
 
     /// The watch stream ended without an ERROR event (C5, C9).
     pub fn handle_watch_ended(&mut self, end: WatchEnd) {
+        if let Phase::Streaming { saw_event, aged, .. } = self.phase {
+            // C10: a stream that ended before its initial-events-end bookmark.
+            self.stream_failed(None, saw_event || aged);
+            return;
+        }
         let Phase::Watching { saw_event, aged, .. } = self.phase else { return };
         if end == WatchEnd::ClientTimeout && self.flaws.has(Flaw::RelistOnTimeout) {
             // The flaw: the client-side timeout is taken for a failure and answered with a full LIST.
@@ -445,6 +588,10 @@ impl Reflector {
             Timer::Backoff => {
                 self.backoff_step = self.backoff_step.saturating_add(1).min(8);
                 match self.phase {
+                    // C10: every new `ListAndWatch` starts with a streaming list in watch-list mode.
+                    Phase::Backoff { then: Next::Relist } if self.config.mode == ListMode::WatchList => {
+                        self.stream()
+                    }
                     Phase::Backoff { then: Next::Relist } => {
                         let rv = self.relist_rv();
                         self.list(rv);
@@ -454,7 +601,9 @@ impl Reflector {
                 }
             }
             Timer::WatchAged => {
-                if let Phase::Watching { ref mut aged, .. } = self.phase {
+                if let Phase::Watching { ref mut aged, .. } | Phase::Streaming { ref mut aged, .. } =
+                    self.phase
+                {
                     *aged = true;
                 }
             }

@@ -1,5 +1,5 @@
-//! One kube-apiserver: its watch cache, the client watches it serves and the LISTs waiting for its cache
-//! to be fresh enough (SEMANTICS A1–A11, A14).
+//! One kube-apiserver: its watch cache, the client watches it serves and the LISTs and streaming lists
+//! waiting for its cache to be fresh enough (SEMANTICS A1–A14).
 //!
 //! Every method returns the messages it sends, addressed to clients; the system puts them on the
 //! connections. The server never reads the network's state.
@@ -47,6 +47,9 @@ pub struct ApiServer {
     watches: BTreeMap<ClientId, ClientWatch>,
     /// NotOlderThan LISTs waiting for the cache (A2, A11: the wait holds no lock and is bounded).
     waiting_lists: BTreeMap<ClientId, Rev>,
+    /// A12: streaming lists waiting for the cache to reach the RV they need before their initial
+    /// events are sent (bounded too: [`Self::watch_list_wait_expired`]).
+    waiting_watch_lists: BTreeMap<ClientId, Rev>,
     flaws: Flaws,
     cache_window: u8,
     /// A14: the cache is (re)initialising after a restart or a relist; until it has listed again,
@@ -61,9 +64,19 @@ impl ApiServer {
     pub fn start(id: ServerId, store: &mut Store, cache_window: u8, flaws: Flaws) -> Self {
         let cache = Self::init_cache(id, store, cache_window);
         let watches = BTreeMap::new();
-        let waiting_lists = BTreeMap::new();
+        let (waiting_lists, waiting_watch_lists) = (BTreeMap::new(), BTreeMap::new());
         let (initializing, resilient_init) = (false, false);
-        ApiServer { id, cache, watches, waiting_lists, flaws, cache_window, initializing, resilient_init }
+        ApiServer {
+            id,
+            cache,
+            watches,
+            waiting_lists,
+            waiting_watch_lists,
+            flaws,
+            cache_window,
+            initializing,
+            resilient_init,
+        }
     }
 
     /// With A14's reinitialisation: after a restart or a relist the cache answers 429 until ready.
@@ -111,6 +124,17 @@ impl ApiServer {
 
     pub fn waiting_lists(&self) -> &BTreeMap<ClientId, Rev> {
         &self.waiting_lists
+    }
+
+    /// A12: the streaming lists waiting for the cache, with the RV each needs.
+    pub fn waiting_watch_lists(&self) -> &BTreeMap<ClientId, Rev> {
+        &self.waiting_watch_lists
+    }
+
+    /// Whether a request waits for this cache to be fresh: upstream the cache then asks etcd for a
+    /// progress notification (its progress requester, KEP-2340), whatever E7's setting.
+    pub fn waits_for_freshness(&self) -> bool {
+        !self.waiting_watch_lists.is_empty()
     }
 
     fn cache_list(&self) -> ListResponse {
@@ -198,7 +222,8 @@ impl ApiServer {
         }
     }
 
-    /// Answer every waiting LIST the cache can now serve (none while it reinitialises, A14).
+    /// Answer every waiting LIST and streaming list the cache can now serve (none while it
+    /// reinitialises, A14).
     fn answer_waiting_lists(&mut self, out: &mut Outbox) {
         if self.initializing {
             return;
@@ -209,6 +234,61 @@ impl ApiServer {
         for client in ready {
             self.waiting_lists.remove(&client);
             out.push((client, Message::List(Ok(self.cache_list()))));
+        }
+        let ready: Vec<ClientId> =
+            self.waiting_watch_lists.iter().filter(|(_, x)| **x <= rv).map(|(c, _)| *c).collect();
+        for client in ready {
+            self.waiting_watch_lists.remove(&client);
+            out.extend(self.stream_initial_events(client));
+        }
+    }
+
+    /// Open a streaming list (A12). The request must ask for bookmarks and match NotOlderThan (400
+    /// otherwise). `rv` unset (`Consistent`): the cache first waits until it has etcd's current
+    /// revision; `"0"`: the state it has; `X`: it waits until it is at X or later. The wait is bounded
+    /// ([`Self::watch_list_wait_expired`]). Then a synthetic ADDED per object at the cache's RV R,
+    /// the initial-events-end BOOKMARK at R, and every change after R on the same stream.
+    pub fn watch_list(&mut self, client: ClientId, rv: ListRv, bookmarks: bool, store: &Store) -> Outbox {
+        if !bookmarks || matches!(rv, ListRv::Exact(_)) {
+            return vec![(client, Message::WatchRefused(ApiError::BadRequest))];
+        }
+        if self.initializing {
+            // A14: a cache that has not listed again serves no watch: 429 before the stream opens.
+            return vec![(client, Message::WatchRefused(ApiError::TooManyRequests))];
+        }
+        let needed = match rv {
+            ListRv::Consistent => store.rev(),
+            ListRv::NotOlderThan(x) => x,
+            ListRv::Any | ListRv::Exact(_) => Rev::ZERO,
+        };
+        if self.cache.rv() < needed {
+            self.waiting_watch_lists.insert(client, needed);
+            return Vec::new();
+        }
+        self.stream_initial_events(client)
+    }
+
+    /// A12's initial events at the cache's RV, then the watch goes on from there.
+    fn stream_initial_events(&mut self, client: ClientId) -> Outbox {
+        let rv = self.cache.rv();
+        let mut out: Outbox =
+            self.cache.objects().map(|o| (client, Message::Event(WatchEvent::Added(*o)))).collect();
+        out.push((client, Message::Event(WatchEvent::InitialEventsEnd(rv))));
+        let watch = ClientWatch { from: rv, sent: rv, bookmarks: true, quiet_since_bookmark: true };
+        self.watches.insert(client, watch);
+        out
+    }
+
+    /// A streaming list's freshness wait ran out (A12, bounded as A11's): an ERROR event, 504 Too large
+    /// resource version, then the stream closes. Upstream the 3 s run out when etcd does not answer the
+    /// cache's progress request in time.
+    pub fn watch_list_wait_expired(&mut self, client: ClientId) -> Outbox {
+        match self.waiting_watch_lists.remove(&client) {
+            Some(_) => vec![
+                (client, Message::Event(WatchEvent::Error(ApiError::TooLargeResourceVersion))),
+                (client, Message::End(WatchEnd::Closed)),
+            ],
+            None => Vec::new(),
         }
     }
 
@@ -370,6 +450,7 @@ impl ApiServer {
     pub fn forget(&mut self, client: ClientId) {
         self.watches.remove(&client);
         self.waiting_lists.remove(&client);
+        self.waiting_watch_lists.remove(&client);
     }
 
     /// Drop the oldest event of the cache's window (eviction, A5).

@@ -190,7 +190,9 @@ impl<C: Client> System<C> {
             && self.network.conns().all(|(_, c)| !c.unrouted())
             && self.servers.iter().all(|s| {
                 let behind = self.config.progress_notify.has(s.id()) && s.can_progress(&self.store);
-                let busy = s.initializing() || s.can_ingest(&self.store) || !s.waiting_lists().is_empty();
+                let behind = behind || (s.waits_for_freshness() && s.can_progress(&self.store));
+                let waiting = !s.waiting_lists().is_empty() || s.waits_for_freshness();
+                let busy = s.initializing() || s.can_ingest(&self.store) || waiting;
                 !busy && !behind
             })
     }
@@ -231,8 +233,10 @@ impl<C: Client> System<C> {
             if s.can_ingest(&self.store) {
                 out.push(Action::Ingest(s.id()));
             }
-            // E7: only for the servers that ask etcd for progress notifications.
-            if self.config.progress_notify.has(s.id()) && s.can_progress(&self.store) {
+            // E7: only for the servers that ask etcd for progress notifications, and for a cache a
+            // streaming list waits on (A12: its progress requester asks etcd whatever E7's setting).
+            let asks = self.config.progress_notify.has(s.id()) || s.waits_for_freshness();
+            if asks && s.can_progress(&self.store) {
                 out.push(Action::ProgressNotify(s.id()));
             }
             if s.initializing() {
@@ -275,6 +279,10 @@ impl<C: Client> System<C> {
                     }
                     if s.waiting_lists().contains_key(&client) {
                         out.push(Action::ListWaitExpired(client));
+                    }
+                    if s.waiting_watch_lists().contains_key(&client) && self.fault_ok(FaultKind::SlowProgress)
+                    {
+                        out.push(Action::Fault(Fault::FreshnessTimeout(client)));
                     }
                     if s.can_bookmark(client) {
                         out.push(Action::Bookmark(client));
@@ -430,6 +438,9 @@ impl<C: Client> System<C> {
                             server.list_page(client, rv, limit, cont, &self.store)
                         }
                         Request::Watch { from, bookmarks, .. } => server.watch(client, from, bookmarks),
+                        Request::WatchList { rv, bookmarks, .. } => {
+                            server.watch_list(client, rv, bookmarks, &self.store)
+                        }
                     };
                     self.route(out);
                 }
@@ -582,6 +593,12 @@ impl<C: Client> System<C> {
                     self.servers[usize::from(s.0)].forget(client);
                 }
                 self.network.kill(client);
+            }
+            Fault::FreshnessTimeout(client) => {
+                if let Some(s) = self.server_of(client) {
+                    let out = self.servers[usize::from(s.0)].watch_list_wait_expired(client);
+                    self.route(out);
+                }
             }
             Fault::PauseCluster(cluster) => {
                 if let Some(m) = &mut self.manager {

@@ -95,7 +95,7 @@ impl WatchCache {
         match event {
             WatchEvent::Deleted(o) => self.objects.remove(&o.key),
             WatchEvent::Added(o) | WatchEvent::Modified(o) => self.objects.insert(o.key, o),
-            WatchEvent::Bookmark(_) | WatchEvent::Error(_) => None,
+            WatchEvent::Bookmark(_) | WatchEvent::InitialEventsEnd(_) | WatchEvent::Error(_) => None,
         };
         self.rv = e.rev;
         let applied = CacheEvent { rv: e.rev, event };

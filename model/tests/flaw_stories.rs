@@ -403,3 +403,65 @@ fn resume_mid_revision_loses_the_rest_of_a_lease_revoke() {
     assert_eq!(flawed.cache_keys(R), vec![B], "B stays until a relist: nothing more will come");
     assert!(flawed.sys.store().truth_at(Rev(3)).is_empty());
 }
+
+fn watch_list(config: Config) -> Config {
+    let reflector =
+        listwatch_model::ReflectorConfig { mode: listwatch_model::ListMode::WatchList, ..config.reflector };
+    Config { reflector, ..config }
+}
+
+/// kube-rs#1844 (fixed by #1882): in watch-list mode the watcher's re-watch after its watch timed out
+/// asks for the initial events again. The server sends the state at its RV, not the changes since the
+/// reflector's: A, deleted while the watch was down, is in neither, and stays in the cache.
+#[test]
+fn rewatch_initial_events_resends_the_state_and_never_removes_what_was_deleted_meanwhile() {
+    let config =
+        watch_list(Config { fault_kinds: FaultKinds::NONE.with(FaultKind::ServerTimeout), ..scope(2, 3, 1) });
+    let (flawed, correct) = both(Flaw::RewatchInitialEvents, config, |s| {
+        s.steps(&[Action::Create(A), Action::Create(B)]).ingest(S0);
+        s.serve(R, S0).fire_until(R, Timer::WatchAged);
+        s.step(Action::Fault(Fault::ServerTimeout(R))).deliver(R);
+        s.step(Action::Delete(A)).ingest(S0);
+        s.serve(R, S0);
+    });
+    for s in [&correct, &flawed] {
+        assert!(
+            matches!(s.sent(R)[0], Request::WatchList { rv: ListRv::Consistent, .. }),
+            "the first: a stream"
+        );
+    }
+    assert!(matches!(correct.sent(R)[1], Request::Watch { .. }), "the re-watch: a plain WATCH");
+    assert_eq!(correct.cache_keys(R), vec![B], "the DELETE of A came on the re-watch");
+    assert!(
+        matches!(flawed.sent(R)[1], Request::WatchList { rv: ListRv::NotOlderThan(Rev(2)), .. }),
+        "the re-watch asks for the initial events: {:?}",
+        flawed.sent(R)
+    );
+    let resent = flawed.received_events(R).iter().filter(|e| matches!(e, WatchEvent::Added(_))).count();
+    assert_eq!(resent, 3, "A and B, then B again: the whole state resent");
+    assert_eq!(flawed.cache_keys(R), vec![A, B], "A was deleted at 3 and stays");
+    assert_eq!(flawed.truth_keys(), vec![B]);
+}
+
+/// kube-runtime 4.x (SEMANTICS C10): a streaming list breaks after its first initial event; before the
+/// retry's stream is served, that object is deleted. The flawed watcher keeps the aborted stream's
+/// buffer and hands it to `Replace` with the new one.
+#[test]
+fn partial_initial_buffer_leaks_an_aborted_stream_into_the_next_replace() {
+    let config =
+        watch_list(Config { fault_kinds: FaultKinds::NONE.with(FaultKind::Disconnect), ..scope(1, 2, 1) });
+    let (flawed, correct) = both(Flaw::PartialInitialBuffer, config, |s| {
+        s.step(Action::Create(A)).ingest(S0);
+        s.step(Action::Route(R, S0)).step(Action::Deliver(R)); // ADDED A; the end bookmark still on the wire
+        s.step(Action::Fault(Fault::Disconnect(R)));
+        s.step(Action::Delete(A)).ingest(S0);
+        s.serve(R, S0);
+    });
+    for s in [&correct, &flawed] {
+        let streams = s.sent(R).iter().filter(|r| matches!(r, Request::WatchList { .. })).count();
+        assert_eq!(streams, 2, "the stream that broke after an event is retried at once");
+        assert!(s.sys.view(R).synced && s.sys.view(R).resource_version == Rev(2));
+    }
+    assert!(correct.cache_keys(R).is_empty(), "the retry's Replace holds the state at 2: nothing");
+    assert_eq!(flawed.cache_keys(R), vec![A], "A, deleted at 2, leaked from the aborted stream");
+}

@@ -1,9 +1,9 @@
-//! SEMANTICS C1–C9: the reflector (sans-IO), its cache and the client manager, one test (or more) per rule.
+//! SEMANTICS C1–C10: the reflector (sans-IO), its cache and the client manager, one test (or more) per rule.
 
 use listwatch_model::manager::{ClusterId, LockMode, Manager, Outcome, RequestId, Step};
 use listwatch_model::{
-    ApiError, Cache, CacheOp, Flaw, Flaws, Key, ListResponse, ListRv, Next, Notification, Object, Output,
-    Phase, Reflector, ReflectorConfig, Request, Rev, Timer, Uid, WatchEnd, WatchEvent, WatchFrom,
+    ApiError, Cache, CacheOp, Flaw, Flaws, Key, ListMode, ListResponse, ListRv, Next, Notification, Object,
+    Output, Phase, Reflector, ReflectorConfig, Request, Rev, Timer, Uid, WatchEnd, WatchEvent, WatchFrom,
 };
 
 fn obj(key: u8, rv: u32) -> Object {
@@ -315,4 +315,110 @@ fn e8_a_rewatch_starts_from_the_last_rv_known_complete() {
     drain(&mut r);
     r.handle_watch_ended(WatchEnd::Closed);
     assert_eq!(requests(&drain(&mut r)), vec![watch_from(6)]);
+}
+
+fn watch_list_config() -> ReflectorConfig {
+    ReflectorConfig { mode: ListMode::WatchList, ..ReflectorConfig::default() }
+}
+
+fn stream_at(rv: ListRv) -> Request {
+    Request::WatchList { rv, timeout_secs: ReflectorConfig::default().watch_timeout_secs, bookmarks: true }
+}
+
+/// A watch-list reflector whose first streaming list is open, nothing received yet.
+fn streaming(flaws: Flaws) -> Reflector {
+    let mut r = Reflector::new(watch_list_config(), flaws);
+    r.start();
+    assert_eq!(requests(&drain(&mut r)), vec![stream_at(ListRv::Consistent)], "the first one is consistent");
+    r
+}
+
+#[test]
+fn c10_initial_events_go_to_a_temporary_store_replaced_at_the_end_bookmark_then_the_stream_goes_on() {
+    let mut r = streaming(Flaws::NONE);
+    r.handle_watch_event(WatchEvent::Added(obj(0, 3)));
+    r.handle_watch_event(WatchEvent::Added(obj(1, 5)));
+    assert_eq!(drain(&mut r), vec![], "nothing reaches the cache before the bookmark");
+    assert_eq!((r.resource_version(), r.has_synced()), (Rev(0), false));
+    r.handle_watch_event(WatchEvent::InitialEventsEnd(Rev(6)));
+    assert_eq!(
+        drain(&mut r),
+        vec![Output::Cache(CacheOp::Replace { items: vec![obj(0, 3), obj(1, 5)], rv: Rev(6) })],
+        "Replace at the bookmark, and no new request: the same stream goes on"
+    );
+    assert_eq!((r.resource_version(), r.has_synced()), (Rev(6), true));
+    r.handle_watch_event(WatchEvent::Deleted(obj(0, 7)));
+    assert_eq!(drain(&mut r), vec![Output::Cache(CacheOp::Apply(WatchEvent::Deleted(obj(0, 7))))]);
+    assert_eq!(r.resource_version(), Rev(7));
+    // A later ending is a plain re-watch, no initial events asked for again (kube-rs#1844), from the
+    // last RV known complete (E8: nothing after the event at 7 says its revision is whole).
+    assert_eq!(fire_next(&mut r), Timer::WatchAged);
+    r.handle_watch_ended(WatchEnd::Closed);
+    assert_eq!(requests(&drain(&mut r)), vec![watch_from(6)]);
+}
+
+#[test]
+fn c10_410_or_too_large_retry_at_once_with_rv_unset() {
+    for error in [ApiError::Expired, ApiError::TooLargeResourceVersion] {
+        // A relist of a synced reflector asks NotOlderThan its RV; the error makes it consistent.
+        let mut r = streaming(Flaws::NONE);
+        r.handle_watch_event(WatchEvent::InitialEventsEnd(Rev(4)));
+        r.handle_watch_event(WatchEvent::Error(ApiError::InternalError));
+        drain(&mut r);
+        while !matches!(r.phase(), Phase::Streaming { .. }) {
+            fire_next(&mut r);
+        }
+        assert_eq!(requests(&drain(&mut r)), vec![stream_at(ListRv::NotOlderThan(Rev(4)))]);
+        r.handle_watch_event(WatchEvent::Error(error));
+        assert_eq!(
+            drain(&mut r),
+            vec![Output::Cancel, Output::Send(stream_at(ListRv::Consistent))],
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn c10_a_stream_that_ends_before_the_bookmark_is_retried_and_other_errors_fall_back_to_list() {
+    // Ended after an event: at once, again, into a new temporary store.
+    let mut r = streaming(Flaws::NONE);
+    r.handle_watch_event(WatchEvent::Added(obj(0, 3)));
+    r.handle_watch_ended(WatchEnd::Disconnected);
+    assert_eq!(requests(&drain(&mut r)), vec![stream_at(ListRv::Consistent)]);
+    r.handle_watch_event(WatchEvent::InitialEventsEnd(Rev(4)));
+    assert_eq!(drain(&mut r), vec![Output::Cache(CacheOp::Replace { items: vec![], rv: Rev(4) })]);
+    // Within a second with no event: a very short watch, and the LIST of list-watch at once.
+    let mut r = streaming(Flaws::NONE);
+    r.handle_watch_ended(WatchEnd::Closed);
+    assert_eq!(requests(&drain(&mut r)), vec![Request::List { rv: ListRv::Any }]);
+    // Refused with 500 or 400 (a server without streaming lists): the LIST at once; 429: a backoff.
+    for error in [ApiError::InternalError, ApiError::BadRequest] {
+        let mut r = streaming(Flaws::NONE);
+        r.handle_watch_refused(error);
+        assert_eq!(requests(&drain(&mut r)), vec![Request::List { rv: ListRv::Any }], "{error}");
+    }
+    let mut r = streaming(Flaws::NONE);
+    r.handle_watch_refused(ApiError::TooManyRequests);
+    assert_eq!(r.phase(), Phase::Backoff { then: Next::Relist });
+    drain(&mut r);
+    assert_eq!(fire_next(&mut r), Timer::Backoff);
+    assert_eq!(requests(&drain(&mut r)), vec![stream_at(ListRv::Consistent)], "after the backoff: a stream");
+}
+
+#[test]
+fn c10_flaws_partial_initial_buffer_and_rewatch_initial_events() {
+    // kube-runtime 4.x: the aborted stream's objects stay for the next Replace.
+    let mut r = streaming(Flaws::only(Flaw::PartialInitialBuffer));
+    r.handle_watch_event(WatchEvent::Added(obj(0, 3)));
+    r.handle_watch_ended(WatchEnd::Disconnected);
+    drain(&mut r);
+    r.handle_watch_event(WatchEvent::InitialEventsEnd(Rev(4)));
+    assert_eq!(drain(&mut r), vec![Output::Cache(CacheOp::Replace { items: vec![obj(0, 3)], rv: Rev(4) })]);
+    // kube-rs#1844: the re-watch asks for the initial events again.
+    let mut r = streaming(Flaws::only(Flaw::RewatchInitialEvents));
+    r.handle_watch_event(WatchEvent::InitialEventsEnd(Rev(4)));
+    fire_next(&mut r);
+    drain(&mut r);
+    r.handle_watch_ended(WatchEnd::Closed);
+    assert_eq!(requests(&drain(&mut r)), vec![stream_at(ListRv::NotOlderThan(Rev(4)))]);
 }

@@ -1,10 +1,10 @@
-//! SEMANTICS A1–A11: the API server and its watch cache, one test (or more) per rule.
+//! SEMANTICS A1–A14: the API server and its watch cache, one test (or more) per rule.
 
 use listwatch_model::server::ApiServer;
 use listwatch_model::store::{Prefix, Store, TombstonePolicy};
 use listwatch_model::{
-    Action, ApiError, ClientId, Config, FaultKinds, Flaw, Flaws, Key, ListRv, Message, Rev, ServerId, System,
-    WatchEnd, WatchEvent, WatchFrom,
+    Action, ApiError, ClientId, Config, FaultKinds, Flaw, Flaws, Key, ListRv, Message, Object, Rev, ServerId,
+    System, WatchEnd, WatchEvent, WatchFrom,
 };
 
 const A: Key = Key(0);
@@ -323,4 +323,112 @@ fn a14_a_reinitialising_cache_answers_429_until_it_has_listed_again() {
     let mut plain = plain.with_resilient_init(false);
     plain.restart(&mut store);
     assert!(!plain.initializing());
+}
+
+fn watch_list_request(rv: ListRv) -> listwatch_model::Request {
+    listwatch_model::Request::WatchList { rv, timeout_secs: 300, bookmarks: true }
+}
+
+#[test]
+fn a12_streaming_list_sends_the_state_as_added_then_the_initial_events_end_bookmark_then_changes() {
+    let (mut store, mut server) = setup(4, Flaws::NONE);
+    store.put(Prefix::Watched, B); // 1
+    store.put(Prefix::Watched, A); // 2
+    catch_up(&mut server, &mut store);
+    let out = server.watch_list(C, ListRv::Consistent, true, &store);
+    // One synthetic ADDED per object of the cache's state at R (key order), then the bookmark at R.
+    let a = store.get(A).expect("a").object();
+    let b = store.get(B).expect("b").object();
+    assert_eq!(
+        events(&out),
+        vec![WatchEvent::Added(a), WatchEvent::Added(b), WatchEvent::InitialEventsEnd(Rev(2))]
+    );
+    // Then every change after R on the same stream.
+    store.delete(Prefix::Watched, B).expect("live"); // 3
+    let out = catch_up(&mut server, &mut store);
+    assert_eq!(events(&out), vec![WatchEvent::Deleted(Object { rv: Rev(3), ..b })]);
+    assert_eq!(server.watches()[&C].from, Rev(2));
+    assert_eq!(
+        watch_list_request(ListRv::Consistent).to_string(),
+        "WATCH sendInitialEvents rv=\"\" timeout=300s"
+    );
+    assert_eq!(WatchEvent::InitialEventsEnd(Rev(2)).to_string(), "BOOKMARK @2 initial-events-end");
+}
+
+#[test]
+fn a12_a_consistent_streaming_list_waits_for_the_current_revision_bounded_then_errors() {
+    let (mut store, mut server) = setup(4, Flaws::NONE);
+    store.put(Prefix::Watched, A); // 1, not yet in the cache
+                                   // Unset RV: consistent; the cache is at 0 and waits for etcd's revision 1. Nothing is sent yet.
+    assert_eq!(server.watch_list(C, ListRv::Consistent, true, &store), vec![]);
+    assert_eq!(server.waiting_watch_lists().get(&C), Some(&Rev(1)));
+    assert!(server.waits_for_freshness(), "the cache asks etcd for progress while one waits");
+    // Once the cache has it, the initial events go out.
+    let out = catch_up(&mut server, &mut store);
+    let a = store.get(A).expect("a").object();
+    assert_eq!(events(&out), vec![WatchEvent::Added(a), WatchEvent::InitialEventsEnd(Rev(1))]);
+    assert!(server.waiting_watch_lists().is_empty());
+
+    // A write elsewhere moves the revision the cache only reaches by a progress notification (E7),
+    // which a waiting streaming list gets the cache to ask for.
+    let (mut store, mut server) = setup(4, Flaws::NONE);
+    store.put(Prefix::Other, A); // 1
+    catch_up(&mut server, &mut store);
+    assert_eq!(server.watch_list(C, ListRv::Consistent, true, &store), vec![]);
+    assert!(server.can_progress(&store));
+    let out = server.progress_notify(&store);
+    assert_eq!(events(&out), vec![WatchEvent::InitialEventsEnd(Rev(1))]);
+
+    // The wait is bounded: an ERROR 504 too large, then the stream closes.
+    let (mut store, mut server) = setup(4, Flaws::NONE);
+    store.put(Prefix::Watched, A);
+    server.watch_list(C, ListRv::NotOlderThan(Rev(1)), true, &store);
+    assert_eq!(
+        server.watch_list_wait_expired(C),
+        vec![
+            (C, Message::Event(WatchEvent::Error(ApiError::TooLargeResourceVersion))),
+            (C, Message::End(WatchEnd::Closed)),
+        ]
+    );
+    assert_eq!(server.watch_list_wait_expired(C), vec![], "only a waiting one expires");
+}
+
+#[test]
+fn a12_rv_0_streams_what_the_cache_has_and_not_older_than_waits_for_it() {
+    let (mut store, mut server) = setup(4, Flaws::NONE);
+    store.put(Prefix::Watched, A); // 1, not yet in the cache
+    assert_eq!(
+        events(&server.watch_list(C, ListRv::Any, true, &store)),
+        vec![WatchEvent::InitialEventsEnd(Rev(0))]
+    );
+    let other = ClientId(1);
+    assert_eq!(server.watch_list(other, ListRv::NotOlderThan(Rev(1)), true, &store), vec![]);
+    let out = catch_up(&mut server, &mut store);
+    let to_other: Vec<_> = out.iter().filter(|(c, _)| *c == other).cloned().collect();
+    let a = store.get(A).expect("a").object();
+    assert_eq!(events(&to_other), vec![WatchEvent::Added(a), WatchEvent::InitialEventsEnd(Rev(1))]);
+}
+
+#[test]
+fn a12_a_streaming_list_without_bookmarks_or_with_an_exact_match_is_refused_400() {
+    let (store, mut server) = setup(4, Flaws::NONE);
+    for (rv, bookmarks) in [(ListRv::Consistent, false), (ListRv::Exact(Rev(0)), true)] {
+        assert_eq!(
+            server.watch_list(C, rv, bookmarks, &store),
+            vec![(C, Message::WatchRefused(ApiError::BadRequest))],
+            "{rv} bookmarks={bookmarks}"
+        );
+    }
+    assert!(server.watches().is_empty() && server.waiting_watch_lists().is_empty());
+}
+
+#[test]
+fn a12_a14_a_reinitialising_cache_refuses_streaming_lists_with_429() {
+    let mut store = Store::new(TombstonePolicy::DropAtCompaction, None);
+    let mut server = ApiServer::start(ServerId(0), &mut store, 4, Flaws::NONE).with_resilient_init(true);
+    server.relist_cache(&mut store);
+    assert_eq!(
+        server.watch_list(C, ListRv::Consistent, true, &store),
+        vec![(C, Message::WatchRefused(ApiError::TooManyRequests))]
+    );
 }

@@ -64,13 +64,22 @@ pub struct Stream {
     /// A watch from "now" (`rv=""`/`"0"`) starts with synthetic ADDED events for the current state (A3),
     /// which are not the store's writes at their RVs.
     pub synthetic: bool,
+    /// A12: a streaming list before its initial-events-end bookmark: the events are the state at the
+    /// bookmark's RV, in key order, not the store's writes.
+    pub initial: bool,
 }
 
 /// The request a client has outstanding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Outstanding {
-    List { rv: ListRv },
+    List {
+        rv: ListRv,
+    },
     Watch,
+    /// C10: a streaming list (A12) before its initial-events-end bookmark; a WATCH after it.
+    WatchList {
+        rv: ListRv,
+    },
 }
 
 /// How a watch ended that obliges the next request to be a re-watch (the table of
@@ -155,6 +164,9 @@ pub struct ClientMonitor {
     /// The one LIST allowed at once after a failed one, at this RV: consistent after a LIST got 410 or
     /// too large (C2); the whole list at the requested RV after a continued page got 410 (A13's pager).
     pub may_retry: Option<ListRv>,
+    /// C10: a streaming list failed before its initial-events-end bookmark other than with 429 or a
+    /// refused connection: one request may follow at once, a streaming list again or a LIST.
+    pub may_restart: bool,
     /// A page with more to follow arrived (A13): the next request may continue that LIST, requested
     /// at this RV.
     pub paging: Option<ListRv>,
@@ -249,8 +261,10 @@ impl Monitor {
             }
             Observed::Cancelled { .. } => {
                 let c = &mut self.clients[i];
-                if c.outstanding == Some(Outstanding::Watch) {
-                    c.owe_rewatch = Some(Ending::ClientClosed);
+                match c.outstanding {
+                    Some(Outstanding::Watch) => c.owe_rewatch = Some(Ending::ClientClosed),
+                    Some(Outstanding::WatchList { .. }) => c.may_restart = true,
+                    _ => {}
                 }
                 c.stream = None;
                 c.outstanding = None;
@@ -260,6 +274,7 @@ impl Monitor {
                 match c.outstanding {
                     Some(Outstanding::Watch) if c.watch_progress => c.owe_rewatch = Some(Ending::Broke),
                     Some(Outstanding::Watch) => c.failed(Failure::ShortWatch),
+                    Some(Outstanding::WatchList { .. }) => c.stream_ended_early(),
                     Some(Outstanding::List { .. }) => c.failed(Failure::ListBroke),
                     None => {}
                 }
@@ -285,7 +300,7 @@ impl Monitor {
             return;
         }
         let c = &mut self.clients[usize::from(client.0)];
-        if c.outstanding == Some(Outstanding::Watch) {
+        if matches!(c.outstanding, Some(Outstanding::Watch | Outstanding::WatchList { .. })) {
             c.watch_ms = (c.watch_ms + after_ms).min(SHORT_WATCH_MS);
             c.watch_progress |= c.watch_ms >= SHORT_WATCH_MS;
         }
@@ -327,6 +342,7 @@ impl Monitor {
         c.paging = None;
         let owed = c.owe_rewatch.take();
         let retry = std::mem::take(&mut c.may_retry);
+        let restart = std::mem::take(&mut c.may_restart);
         let backoff = c.owe_backoff.take();
         c.backed_off = backoff.is_none() && std::mem::take(&mut c.backed_off);
         c.resumed = owed.is_some() && !request.is_list();
@@ -347,12 +363,32 @@ impl Monitor {
                     WatchFrom::Rv(rv) => (*rv, false),
                     WatchFrom::Now => (Rev::ZERO, true),
                 };
-                c.stream = Some(Stream { from: start, last: start, synthetic, at_last: KeySet::default() });
+                let at_last = KeySet::default();
+                c.stream = Some(Stream { from: start, last: start, synthetic, initial: false, at_last });
+            }
+            Request::WatchList { rv, .. } => {
+                c.outstanding = Some(Outstanding::WatchList { rv: *rv });
+                c.watch_progress = false;
+                c.watch_ms = 0;
+                let at_last = KeySet::default();
+                c.stream = Some(Stream {
+                    from: Rev::ZERO,
+                    last: Rev::ZERO,
+                    synthetic: true,
+                    initial: true,
+                    at_last,
+                });
             }
         }
         match (owed, request) {
             (Some(ending), Request::List { rv } | Request::ListPage { rv, .. }) => {
                 let detail = format!("sent LIST {rv} after {}", ending.describe());
+                self.fail(Property::NoNeedlessRelist, Some(client), detail);
+            }
+            // C10: asking for the initial events again is a relist streamed.
+            (Some(ending), Request::WatchList { rv, .. }) => {
+                let detail =
+                    format!("sent a streaming list (sendInitialEvents) {rv} after {}", ending.describe());
                 self.fail(Property::NoNeedlessRelist, Some(client), detail);
             }
             // E8: resuming from the last RV known complete, below the claim, is how a client gets the
@@ -367,7 +403,8 @@ impl Monitor {
             _ => {}
         }
         let consistent_retry = match request {
-            Request::List { rv } | Request::ListPage { rv, cont: None, .. } => retry == Some(*rv),
+            Request::List { rv } | Request::ListPage { rv, cont: None, .. } => restart || retry == Some(*rv),
+            Request::WatchList { .. } => restart,
             _ => false,
         };
         if let (Some(why), false) = (backoff, consistent_retry) {
@@ -428,26 +465,32 @@ impl Monitor {
                 c.failed(Failure::ListFailed(*e));
             }
             Message::WatchRefused(e) => {
+                let streaming = matches!(c.outstanding, Some(Outstanding::WatchList { .. }));
                 c.outstanding = None;
                 c.last_error = Some(*e);
-                if matches!(e, ApiError::TooManyRequests | ApiError::ConnectionRefused) {
+                let throttled = matches!(e, ApiError::TooManyRequests | ApiError::ConnectionRefused);
+                if throttled && !streaming {
                     c.owe_rewatch = Some(Ending::Throttled(*e));
                 }
+                c.may_restart = streaming && !throttled;
                 c.failed(Failure::WatchRefused(*e));
             }
             Message::Event(WatchEvent::Error(e)) => {
+                let streaming = matches!(c.outstanding, Some(Outstanding::WatchList { .. }));
                 c.last_error = Some(*e);
                 c.stream = None;
                 c.outstanding = None;
-                if *e == ApiError::TooManyRequests {
+                if *e == ApiError::TooManyRequests && !streaming {
                     c.owe_rewatch = Some(Ending::Throttled(*e));
                 }
+                c.may_restart = streaming && *e != ApiError::TooManyRequests;
                 c.failed(Failure::ErrorEvent(*e));
             }
             Message::End(_) => {
                 match c.outstanding {
                     Some(Outstanding::Watch) if c.watch_progress => c.owe_rewatch = Some(Ending::Closed),
                     Some(Outstanding::Watch) => c.failed(Failure::ShortWatch),
+                    Some(Outstanding::WatchList { .. }) => c.stream_ended_early(),
                     _ => {}
                 }
                 c.stream = None;
@@ -462,8 +505,12 @@ impl Monitor {
         let Some(rv) = event.rv() else { return };
         let key = match event {
             WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => Some(o.key),
-            WatchEvent::Bookmark(_) | WatchEvent::Error(_) => None,
+            WatchEvent::Bookmark(_) | WatchEvent::InitialEventsEnd(_) | WatchEvent::Error(_) => None,
         };
+        if let Some(Stream { initial: true, .. }) = self.clients[i].stream {
+            self.initial_event(client, event);
+            return;
+        }
         let c = &self.clients[i];
         let claimed = c.claimed;
         let is_object = key.is_some();
@@ -510,6 +557,22 @@ impl Monitor {
         };
         c.stream = Some(Stream { last: rv.max(stream.last), at_last, ..stream });
         c.watch_progress |= news;
+    }
+
+    /// A12, C10: an event of a streaming list before its initial-events-end bookmark. The initial
+    /// events are the state at the bookmark's RV, not writes: they move nothing the client claims. The
+    /// bookmark is a full list reaching the client at its RV (C8), and the stream goes on as a watch
+    /// from there.
+    fn initial_event(&mut self, client: ClientId, event: &WatchEvent) {
+        let c = &mut self.clients[usize::from(client.0)];
+        c.watch_progress = true;
+        let WatchEvent::InitialEventsEnd(rv) = *event else { return };
+        c.listed = true;
+        c.last_error = None;
+        (c.latest, c.complete, c.open_keys) = (rv, rv, KeySet::default());
+        c.outstanding = Some(Outstanding::Watch);
+        let at_last = KeySet::default();
+        c.stream = Some(Stream { from: rv, last: rv, synthetic: false, initial: false, at_last });
     }
 
     /// E8: what the client knows complete, from the RVs it received.
@@ -705,7 +768,7 @@ fn not_the_write(obs: &impl Observations, event: &WatchEvent) -> Option<String> 
     let truth = obs.truth();
     let (rv, key) = match event {
         WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => (o.rv, o.key),
-        WatchEvent::Bookmark(_) | WatchEvent::Error(_) => return None,
+        WatchEvent::Bookmark(_) | WatchEvent::InitialEventsEnd(_) | WatchEvent::Error(_) => return None,
     };
     let now = truth.object_at(key, rv);
     let right = match (event, now) {
@@ -726,5 +789,15 @@ impl ClientMonitor {
     fn failed(&mut self, why: Failure) {
         self.owe_backoff = Some(why);
         self.since_failure_ms = 0;
+    }
+
+    /// C10: a streaming list ended (or broke, or was given up) before its initial-events-end bookmark.
+    /// client-go tries again at once; within a second and with no event it is a very short watch,
+    /// and client-go falls back to a LIST at once.
+    fn stream_ended_early(&mut self) {
+        if !self.watch_progress {
+            self.failed(Failure::ShortWatch);
+        }
+        self.may_restart = true;
     }
 }

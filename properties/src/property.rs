@@ -108,7 +108,7 @@ impl Property {
             Property::NoNeedlessRelist => {
                 "a watch that ends cleanly, times out (either side) or breaks after making progress, and a \
                  WATCH refused or failed with 429 or a refused connection, are followed by a re-watch from the \
-                 claimed RV, never by a LIST"
+                 claimed RV, never by a LIST or a streaming list (sendInitialEvents)"
             }
             Property::NoBusyLoop => "an actor never takes more than a bounded number of steps without progress",
             Property::WatchOrdered => {
@@ -122,7 +122,8 @@ impl Property {
             }
             Property::Backoff => {
                 "after a failed LIST, a refused WATCH, an ERROR event or a very short watch, the next request \
-                 waits at least the backoff floor (except the one consistent LIST after 410 or too large), and \
+                 waits at least the backoff floor (except the one consistent LIST after 410 or too large, and \
+                 the one retry or LIST after a streaming list failed before its initial-events-end bookmark), and \
                  no client sends more than a bounded number of requests without its RV moving or the floor \
                  of time passing"
             }

@@ -87,3 +87,58 @@ fn a_violation_quotes_its_guarantee() {
     assert!(text.contains(Property::NoRvRegression.guarantee()), "{text}");
     assert!(text.contains("reflector-0"), "{text}");
 }
+
+fn watch_list_config(flaws: Flaws) -> Config {
+    let reflector =
+        listwatch_model::ReflectorConfig { mode: listwatch_model::ListMode::WatchList, ..Default::default() };
+    Config {
+        keys: 1,
+        writes: 2,
+        faults: 1,
+        compactions: 0,
+        cache_window: 8,
+        reflector,
+        flaws,
+        ..Config::default()
+    }
+}
+
+/// C10: a streaming list's initial events move nothing the client claims (synthetic ADDEDs below its
+/// RV are no regression), the end bookmark is a full list (ready from then on), and a stream that
+/// broke after an event may be retried at once.
+#[test]
+fn a_streaming_list_is_judged_as_a_list_and_its_retry_needs_no_backoff() {
+    let mut run = Run::new(watch_list_config(Flaws::NONE));
+    run.step(Action::Create(Key(0))).drain(Action::Ingest(S));
+    run.step(Action::Route(R, S)).step(Action::Deliver(R)); // ADDED a@1
+    assert!(!run.sys.view(R).synced && !run.monitor.clients[0].listed);
+    run.step(Action::Fault(Fault::Disconnect(R))); // retried at once
+    run.step(Action::Delete(Key(0))).drain(Action::Ingest(S));
+    run.step(Action::Route(R, S)).drain(Action::Deliver(R));
+    assert!(run.sys.view(R).synced && run.monitor.clients[0].listed);
+    assert!(witnessed(Property::ReadyMeansListed, &run.sys, &run.monitor));
+    assert_eq!(first_violation(&run.sys, &run.monitor), None);
+    // The same story with the aborted stream's buffer kept: the Replace holds a deleted object.
+    let mut run = Run::new(watch_list_config(Flaws::only(Flaw::PartialInitialBuffer)));
+    run.step(Action::Create(Key(0))).drain(Action::Ingest(S));
+    run.step(Action::Route(R, S)).step(Action::Deliver(R));
+    run.step(Action::Fault(Fault::Disconnect(R)));
+    run.step(Action::Delete(Key(0))).drain(Action::Ingest(S));
+    run.step(Action::Route(R, S)).drain(Action::Deliver(R));
+    let v = first_violation(&run.sys, &run.monitor).expect("caught");
+    assert!(matches!(v.property, Property::NoResurrectedDelete | Property::CacheIsSnapshot), "{v}");
+}
+
+/// kube-rs#1844: asking for the initial events again after a watch ended cleanly is a relist.
+#[test]
+fn a_streaming_list_where_a_rewatch_is_owed_is_a_needless_relist() {
+    for (flaws, expected) in
+        [(Flaws::only(Flaw::RewatchInitialEvents), Some(Property::NoNeedlessRelist)), (Flaws::NONE, None)]
+    {
+        let mut run = Run::new(Config { writes: 0, ..watch_list_config(flaws) });
+        run.step(Action::Route(R, S)).drain(Action::Deliver(R));
+        run.step(Action::FireTimer(R)); // aged past the short-watch threshold
+        run.step(Action::Fault(Fault::ServerTimeout(R))).drain(Action::Deliver(R));
+        assert_eq!(first_violation(&run.sys, &run.monitor).map(|v| v.property), expected, "{flaws}");
+    }
+}

@@ -131,6 +131,12 @@ impl<T: ListWatch> Driver<T> {
                                 Err(e) => self.reflector.handle_watch_refused(e),
                             }
                         }
+                        Request::WatchList { rv, timeout_secs, .. } => {
+                            match self.transport.watch_list(rv, timeout_secs).await {
+                                Ok(stream) => self.stream = Some(stream),
+                                Err(e) => self.reflector.handle_watch_refused(e),
+                            }
+                        }
                     }
                 }
             }

@@ -44,4 +44,15 @@ pub trait ListWatch: Send + Sync {
         timeout_secs: u32,
         bookmarks: bool,
     ) -> impl Future<Output = Result<Self::Stream, ApiError>> + Send;
+
+    /// Open a streaming list (A12): the initial events at an RV `rv` allows, the initial-events-end
+    /// bookmark, then changes. A transport without streaming lists refuses it with 400, as an API
+    /// server without the WatchList feature does; the reflector then falls back to a LIST (C10).
+    fn watch_list(
+        &self,
+        _rv: ListRv,
+        _timeout_secs: u32,
+    ) -> impl Future<Output = Result<Self::Stream, ApiError>> + Send {
+        std::future::ready(Err(ApiError::BadRequest))
+    }
 }

@@ -171,8 +171,9 @@ pub fn text(c: &Campaign, s: &Summary) -> String {
         FaultKind::ALL.iter().map(|k| format!("{} {}", k.name(), thousands(t.faults[*k as usize]))).collect();
     out.push_str(&format!("  faults injected  {}\n", faults.join(", ")));
     out.push_str(&format!(
-        "  requests         {} LISTs (initial lists and relists), {} WATCHes\n",
+        "  requests         {} LISTs (initial lists and relists), {} streaming lists, {} WATCHes\n",
         thousands(t.lists),
+        thousands(t.streaming_lists),
         thousands(t.watches)
     ));
     out.push_str(&format!(
@@ -237,7 +238,7 @@ pub fn json(c: &Campaign, s: &Summary) -> String {
         "flaws": c.flaws.iter().map(|f| f.name()).collect::<Vec<_>>(),
         "steps": { "safety": t.safety_steps, "heal": t.heal_steps },
         "faults": faults,
-        "requests": { "list": t.lists, "watch": t.watches },
+        "requests": { "list": t.lists, "streaming_list": t.streaming_lists, "watch": t.watches },
         "witnessed": witnessed,
         "passed": s.seeds_run - s.failures.len() as u64,
         "failures": failures,

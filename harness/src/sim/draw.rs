@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use listwatch_model::{
-    Action, Config, Fault, FaultKind, FaultKinds, Flaws, ManagerConfig, ProgressNotify, ReflectorConfig,
-    ServerId, System, TombstonePolicy,
+    Action, Config, Fault, FaultKind, FaultKinds, Flaws, ListMode, ManagerConfig, ProgressNotify,
+    ReflectorConfig, ServerId, System, TombstonePolicy,
 };
 
 use super::rng::Rng;
@@ -83,7 +83,7 @@ pub struct Draw {
     pub seed: u64,
     pub config: Config,
     /// Weight of each step kind (index: non-fault kinds, then fault kinds); 0 for fault kinds off.
-    weights: [u32; 21],
+    weights: [u32; 22],
     /// Per API server: whether server faults (eviction, cache relist, restart) may hit it. Swarm over
     /// targets: a server that never relists keeps its cache's RV where the watched writes left it.
     fault_targets: [bool; 8],
@@ -137,10 +137,11 @@ impl Draw {
             .chance(1, 3)
             .then(|| ManagerConfig { clusters: rng.between(1, 3), requests: rng.between(1, 4) });
         let mut fault_kinds = FaultKinds::NONE;
-        let mut weights = [0u32; 21];
+        let mut weights = [0u32; 22];
         // Fault kinds added since seeds were first published are drawn from a stream of their own, so
         // that a seed that does not draw them is the run it always was.
         let (first, added) = FaultKind::ALL.split_at(9);
+        let (added, streaming_kinds) = added.split_at(1);
         let mut extra = Rng::new(seed ^ 0xa9a9_5eed_0000_0001);
         let mut added_kinds = FaultKinds::NONE;
         for &kind in added {
@@ -155,6 +156,16 @@ impl Draw {
         let page_size = extra.chance(1, 3).then(|| extra.between(1, 2));
         // E8: a third of the seeds revoke a lease (once or twice) that every object is attached to.
         let lease_revokes = if extra.chance(1, 3) { extra.between(1, 2) } else { 0 };
+        // C10: half the seeds run reflectors in watch-list mode, drawn from a stream of their own; a
+        // third of those draw A12's slow progress, which only a streaming list waits on.
+        let mut streaming = Rng::new(seed ^ 0xc10c_5eed_0000_0002);
+        let mode = if streaming.chance(1, 2) { ListMode::WatchList } else { ListMode::ListWatch };
+        for &kind in streaming_kinds {
+            if mode == ListMode::WatchList && streaming.chance(1, 3) {
+                added_kinds = added_kinds.with(kind);
+                weights[StepKind::Fault(kind).index()] = 1 << streaming.below(6);
+            }
+        }
         for &kind in first {
             let possible = kind != FaultKind::PauseCluster || manager.is_some();
             if possible && rng.chance(1, 2) {
@@ -200,6 +211,7 @@ impl Draw {
                 watch_timeout_secs: 300 + rng.below(301) as u32,
                 bookmarks: rng.chance(3, 4),
                 page_size,
+                mode,
                 ..ReflectorConfig::default()
             },
             resilient_cache_init,

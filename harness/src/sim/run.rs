@@ -18,8 +18,10 @@ pub struct Tally {
     pub faults: [u64; FaultKind::ALL.len()],
     /// LISTs the reflectors sent.
     pub lists: u64,
-    /// WATCHes the reflectors sent.
+    /// WATCHes the reflectors sent, streaming lists (A12) not among them.
     pub watches: u64,
+    /// Streaming lists (A12: WATCH with `sendInitialEvents`) the reflectors sent.
+    pub streaming_lists: u64,
     /// Per property (catalogue order): 1 if its witness was reached in this run.
     pub witnessed: [u64; Property::COUNT],
 }
@@ -33,6 +35,7 @@ impl Tally {
         }
         self.lists += other.lists;
         self.watches += other.watches;
+        self.streaming_lists += other.streaming_lists;
         for (a, b) in self.witnessed.iter_mut().zip(other.witnessed) {
             *a += b;
         }
@@ -150,6 +153,8 @@ impl Runner<'_> {
             if let Observed::Sent { request, .. } = o {
                 if request.is_list() {
                     self.tally.lists += 1;
+                } else if request.sends_initial_events() {
+                    self.tally.streaming_lists += 1;
                 } else {
                     self.tally.watches += 1;
                 }
