@@ -72,6 +72,9 @@ pub fn parse(text: &str) -> Result<Action, String> {
         "restart" => arity(1).and_then(|_| server(0)).map(|s| Action::Fault(Fault::RestartServer(s)))?,
         "silent-death" => arity(1).and_then(|_| client(0)).map(|c| Action::Fault(Fault::SilentDeath(c)))?,
         "silence-noticed" => arity(1).and_then(|_| client(0)).map(Action::SilenceNoticed)?,
+        "freshness-timeout" => {
+            arity(1).and_then(|_| client(0)).map(|c| Action::Fault(Fault::FreshnessTimeout(c)))?
+        }
         "pause" => arity(1).and_then(|_| cluster(0)).map(|c| Action::Fault(Fault::PauseCluster(c)))?,
         "manager-step" => arity(1).and_then(|_| request(0)).map(Action::ManagerStep)?,
         "manager-timeout" => arity(1).and_then(|_| request(0)).map(Action::ManagerTimeout)?,
@@ -138,6 +141,7 @@ mod tests {
             Action::Fault(Fault::RestartServer(s)),
             Action::Fault(Fault::SilentDeath(c)),
             Action::SilenceNoticed(c),
+            Action::Fault(Fault::FreshnessTimeout(c)),
             Action::Fault(Fault::PauseCluster(ClusterId(1))),
             Action::ManagerStep(RequestId(3)),
             Action::ManagerTimeout(RequestId(0)),

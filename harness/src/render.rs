@@ -148,6 +148,7 @@ pub fn mermaid(trace: &Trace) -> String {
                 }
                 Observed::TimerFired { client, .. }
                 | Observed::SilenceNoticed { client, .. }
+                | Observed::WaitedInVain { client, .. }
                 | Observed::Notified { client, .. } => {
                     format!("Note over R{}: {}", client.0, mermaid_text(&o.to_string()))
                 }

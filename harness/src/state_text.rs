@@ -37,6 +37,15 @@ pub fn render<C: Client>(sys: &System<C>) -> String {
             cache.objects().count(),
             if watches.is_empty() { "none".to_string() } else { watches.join(", ") }
         );
+        let waiting: Vec<String> = s
+            .waiting_lists()
+            .iter()
+            .map(|(c, rv)| format!("{c}'s LIST for RV {rv}"))
+            .chain(s.waiting_watch_lists().iter().map(|(c, rv)| format!("{c}'s streaming list for RV {rv}")))
+            .collect();
+        if !waiting.is_empty() {
+            let _ = write!(out, "; waiting: {}", waiting.join(", "));
+        }
         if s.initializing() {
             out.push_str("; reinitialising (429)");
         }

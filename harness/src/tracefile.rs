@@ -420,6 +420,25 @@ mod tests {
     }
 
     #[test]
+    fn the_reflector_mode_is_written_only_for_watch_list_and_a_bad_one_is_named() {
+        let mut t = trace(1, ProgressNotify::NONE);
+        assert!(!t.to_json().contains("\"mode\""), "list-watch is the default, not written");
+        t.config.reflector.mode = ListMode::WatchList;
+        let text = t.to_json();
+        assert!(text.contains("\"mode\": \"watch-list\""));
+        assert_eq!(
+            Trace::parse("t.json", &text).expect("reads back").config.reflector.mode,
+            ListMode::WatchList
+        );
+        let bad = text.replace("\"mode\": \"watch-list\"", "\"mode\": \"stream\"");
+        let err = Trace::parse("t.json", &bad).expect_err("a bad mode").to_string();
+        assert_eq!(
+            err,
+            "t.json: config: reflector.mode must be \"list-watch\" or \"watch-list\", not \"stream\""
+        );
+    }
+
+    #[test]
     fn a_bad_progress_notify_names_the_field() {
         for (spelled, message) in [
             (

@@ -32,10 +32,11 @@ fn bad_arguments_name_the_argument_and_the_problem() {
         ("bugs", &["--flaw", "stop-on-close"][..], "bugs: unknown argument '--flaw'"),
         ("explore", &["--addr", "nowhere"][..], "--addr: 'nowhere' is not an address like 127.0.0.1:3000"),
         ("check", &["--addr", "127.0.0.1:1"][..], "check: unknown argument '--addr'"),
+        ("check", &["--mode", "stream"][..], "--mode: 'stream' is not a mode (list-watch or watch-list)"),
         (
             "check",
             &["--world", "moon"][..],
-            "--world: unknown world 'moon' (known: list-watch, client-manager",
+            "--world: unknown world 'moon' (known: list-watch, watch-list, client-manager",
         ),
     ];
     for (command, words, expected) in cases {

@@ -73,6 +73,12 @@ pub enum Observed {
         client: ClientId,
         after_ms: Millis,
     },
+    /// A request of the client waited `after_ms` at a server for a fresh cache, in vain (A12: a
+    /// streaming list's bounded wait): time passes for the client, as for a timer; its answer follows.
+    WaitedInVain {
+        client: ClientId,
+        after_ms: Millis,
+    },
     /// A client's cache notified its handlers.
     Notified {
         client: ClientId,
@@ -139,6 +145,9 @@ impl fmt::Display for Observed {
             }
             Observed::SilenceNoticed { client, after_ms } => {
                 write!(f, "{client}: finds its connection dead after {after_ms} ms of silence")
+            }
+            Observed::WaitedInVain { client, after_ms } => {
+                write!(f, "{client}: its request waited {after_ms} ms for a fresh cache, in vain")
             }
             Observed::Notified { client, notification } => write!(f, "{client}: handler {notification}"),
             Observed::ManagerDone { request, cluster, served } => {

@@ -596,6 +596,8 @@ impl<C: Client> System<C> {
             }
             Fault::FreshnessTimeout(client) => {
                 if let Some(s) = self.server_of(client) {
+                    let after_ms = ApiServer::LIST_FRESHNESS_WAIT_MS;
+                    seen.push(Observed::WaitedInVain { client, after_ms });
                     let out = self.servers[usize::from(s.0)].watch_list_wait_expired(client);
                     self.route(out);
                 }

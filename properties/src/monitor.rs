@@ -248,6 +248,7 @@ impl Monitor {
             | Observed::Broken { client }
             | Observed::TimerFired { client, .. }
             | Observed::SilenceNoticed { client, .. }
+            | Observed::WaitedInVain { client, .. }
             | Observed::Notified { client, .. } => *client,
             _ => return self.observe_manager(o),
         };
@@ -281,16 +282,16 @@ impl Monitor {
                 c.stream = None;
                 c.outstanding = None;
             }
-            Observed::TimerFired { after_ms, .. } | Observed::SilenceNoticed { after_ms, .. } => {
-                self.time_passed(client, *after_ms)
-            }
+            Observed::TimerFired { after_ms, .. }
+            | Observed::SilenceNoticed { after_ms, .. }
+            | Observed::WaitedInVain { after_ms, .. } => self.time_passed(client, *after_ms),
             Observed::Notified { notification, .. } => self.notified(client, notification),
             _ => {}
         }
     }
 
-    /// Time passes for a client only when one of its timers fires, or its transport finds a silent
-    /// connection dead (A9).
+    /// Time passes for a client only when one of its timers fires, its transport finds a silent
+    /// connection dead (A9), or a server made its request wait out a freshness bound (A12).
     fn time_passed(&mut self, client: ClientId, after_ms: Millis) {
         let c = &mut self.clients[usize::from(client.0)];
         c.busy_steps = if after_ms == 0 { c.busy_steps.saturating_add(1) } else { 0 };

@@ -15,9 +15,11 @@ use crate::report::{self, Run};
 use crate::scope::{worlds, Scope, World, WORLD_NAMES};
 
 pub const CHECK_HELP: &str = "\
-worlds of every scope (--world NAME checks one of them; all but the first keep their shape whatever
-the scope):
+worlds of every scope (--world NAME checks one of them; all but the first two keep their shape
+whatever the scope):
   list-watch         the scope's own shape (below), changed by --keys, --writes, ... where given
+  watch-list         the scope's shape with at most 2 writes, reflectors in watch-list mode (C10: every
+                     list a streaming list, A12)
   client-manager     2 clusters, 3 requests, 1 cluster pause
   ha-mid-upgrade     1 key, 1 write, 1 write to another resource, 1 fault, 2 API servers of which only
                      apiserver-1 gets etcd progress notifications
@@ -38,7 +40,8 @@ scopes (--scope):
 flaws (--flaw, repeatable):
   stale-delete-rv, nil-prevkv-dropped, relist-on-timeout, stop-on-close, spin-on-close,
   sync-under-lock, relist-from-stale-cache, retry-too-large-rv, replace-keeps-missing,
-  no-idle-detection, continue-with-rv
+  no-idle-detection, continue-with-rv, resume-mid-revision, rewatch-initial-events,
+  partial-initial-buffer
 
 --time-limit is for the whole command, all worlds together. A run stopped by --max-states, --time-limit,
 --memory-limit, SIGINT or SIGTERM prints what it found so far, marked incomplete, and exits 2; a second
@@ -152,6 +155,14 @@ pub struct Shape {
     /// Watch caches serve at once after a relist or restart, as before k8s 1.31 (no A14 429s)
     #[arg(long = "no-cache-reinit-429")]
     pub no_cache_reinit_429: bool,
+    /// How reflectors get their state (C10): list-watch, or watch-list (streaming lists, A12)
+    #[arg(long = "mode", value_name = "list-watch|watch-list", value_parser = parse_mode)]
+    pub mode: Option<listwatch_model::ListMode>,
+}
+
+fn parse_mode(text: &str) -> Result<listwatch_model::ListMode, String> {
+    listwatch_model::ListMode::parse(text)
+        .ok_or_else(|| format!("'{text}' is not a mode (list-watch or watch-list)"))
 }
 
 impl Shape {
@@ -168,6 +179,7 @@ impl Shape {
             cache_window: self.cache_window.unwrap_or(config.cache_window),
             reflector: listwatch_model::ReflectorConfig {
                 page_size: self.page_size.or(config.reflector.page_size),
+                mode: self.mode.unwrap_or(config.reflector.mode),
                 ..config.reflector
             },
             resilient_cache_init: config.resilient_cache_init && !self.no_cache_reinit_429,
