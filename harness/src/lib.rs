@@ -7,6 +7,7 @@
 pub mod action_text;
 pub mod checker;
 pub mod cli;
+pub mod clients;
 pub mod conformance;
 pub mod live;
 pub mod render;

@@ -10,12 +10,13 @@ use std::path::Path;
 
 use listwatch_model::{
     Action, Config, FaultKind, FaultKinds, Flaw, Flaws, ListMode, ManagerConfig, ProgressNotify,
-    ReflectorConfig, System, TombstonePolicy,
+    ReflectorConfig, TombstonePolicy,
 };
 use listwatch_properties::Property;
 use serde::{Deserialize, Serialize};
 
 use crate::action_text;
+use crate::clients::ClientChoice;
 
 /// What every trace file says it is.
 pub const FORMAT: &str = "listwatch-trace";
@@ -48,6 +49,8 @@ pub struct Trace {
     pub seed: Option<u64>,
     pub actions: Vec<Action>,
     pub expect: Verdict,
+    /// The client under test (the model reflector unless the file names another).
+    pub client: ClientChoice,
 }
 
 /// A trace that cannot be read, with where.
@@ -78,6 +81,8 @@ struct File {
     version: u32,
     title: String,
     config: ConfigFile,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client: Option<String>,
     seed: Option<u64>,
     actions: Vec<String>,
     expect: ExpectFile,
@@ -200,6 +205,7 @@ impl Trace {
                 resilient_cache_init: c.resilient_cache_init,
                 flaws: c.flaws.iter().map(|f| f.name().to_string()).collect(),
             },
+            client: (!self.client.is_model()).then(|| self.client.spec()),
             seed: self.seed,
             actions: self.actions.iter().map(action_text::format).collect(),
             expect: match &self.expect {
@@ -240,14 +246,17 @@ impl Trace {
         }
         let raw: File = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
         let config = config(&raw.config).map_err(|m| err(format!("config: {m}")))?;
+        let client = match raw.client.as_deref() {
+            None => ClientChoice::Model,
+            Some(spec) => ClientChoice::parse(spec).map_err(|m| err(format!("client: {m}")))?,
+        };
         let mut actions = Vec::with_capacity(raw.actions.len());
-        let mut sys = System::new(config);
         for (i, spelled) in raw.actions.iter().enumerate() {
-            let action = action_text::parse(spelled).map_err(|m| err(format!("actions[{i}]: {m}")))?;
-            sys.try_apply(action).map_err(|_| {
-                err(format!("actions[{i}] '{spelled}': not enabled at that point of the trace"))
-            })?;
-            actions.push(action);
+            actions.push(action_text::parse(spelled).map_err(|m| err(format!("actions[{i}]: {m}")))?);
+        }
+        if let Some(i) = client.first_disabled(raw.seed.unwrap_or(0), config, &actions) {
+            let spelled = &raw.actions[i];
+            return Err(err(format!("actions[{i}] '{spelled}': not enabled at that point of the trace")));
         }
         let expect = match raw.expect {
             ExpectFile::Holds => Verdict::Holds,
@@ -263,7 +272,7 @@ impl Trace {
                 Verdict::Breaks { property: p, step }
             }
         };
-        Ok(Trace { title: raw.title, config, seed: raw.seed, actions, expect })
+        Ok(Trace { title: raw.title, config, seed: raw.seed, actions, expect, client })
     }
 
     /// Write the trace to `path` whole or not at all (a temporary file renamed into place).
@@ -394,6 +403,7 @@ mod tests {
             seed: None,
             actions: Vec::new(),
             expect: Verdict::Holds,
+            client: ClientChoice::Model,
         }
     }
 

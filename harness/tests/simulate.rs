@@ -17,6 +17,7 @@ fn campaign(name: &str, seeds: u64, flaws: Flaws) -> Campaign {
         steps: 200,
         flaws,
         out: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("simulate").join(name),
+        client: Default::default(),
     }
 }
 

@@ -24,6 +24,10 @@ pub enum Input {
     Broken,
     /// Its next timer fired.
     Timer(Timer),
+    /// Its WATCH reached a server that took it (A3, A12): on the wire, the response headers. A LIST's
+    /// answer and a refused WATCH come as a [`Message`] instead. The model reflector learns nothing from
+    /// it; a client behind a real HTTP stack needs it to finish its request.
+    Opened,
 }
 
 /// What a client asks of the system, in order.
@@ -103,6 +107,7 @@ impl Client for ModelClient {
                 _ => r.handle_watch_ended(WatchEnd::Disconnected),
             },
             Input::Timer(timer) => r.handle_timeout(timer),
+            Input::Opened => {}
         }
     }
 

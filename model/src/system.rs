@@ -443,6 +443,13 @@ impl<C: Client> System<C> {
                         }
                     };
                     self.route(out);
+                    let server = &self.servers[usize::from(s.0)];
+                    let taken = server.watches().contains_key(&client)
+                        || server.waiting_watch_lists().contains_key(&client);
+                    if !request.is_list() && taken {
+                        self.clients[usize::from(client.0)].handle(Input::Opened);
+                        self.drain(client, &mut seen);
+                    }
                 }
             }
             Action::ListWaitExpired(client) => {

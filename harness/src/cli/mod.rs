@@ -60,6 +60,8 @@ pub enum Command {
     /// Run seeded swarm simulations: faults, then healing; shrink every failure into a trace
     #[command(after_long_help = simulate::SIMULATE_HELP)]
     Simulate(simulate::SimulateArgs),
+    /// List the clients that can be put under test (`simulate --client`)
+    Clients,
     /// Render a trace file
     Show(traces::ShowArgs),
     /// Check that trace files still give their recorded verdict
@@ -124,6 +126,12 @@ pub fn run(args: &[String]) -> i32 {
         Some(Command::Bugs(b)) => Ok(check::bugs(&b)),
         Some(Command::Explore(e)) => Ok(check::explore(&e)),
         Some(Command::Simulate(s)) => simulate::simulate(&s),
+        Some(Command::Clients) => {
+            for (name, about) in crate::clients::ClientChoice::all() {
+                println!("{name:34} {about}");
+            }
+            Ok(0)
+        }
         Some(Command::Show(s)) => traces::show(&s),
         Some(Command::Replay(r)) => traces::replay_files(&r),
         Some(Command::Conformance(c)) => conformance::conformance(&c),

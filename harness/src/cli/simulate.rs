@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use listwatch_model::{Flaw, Flaws};
 
 use super::UsageError;
+use crate::clients::ClientChoice;
 use crate::sim::campaign::{self, Campaign};
 
 pub const SIMULATE_HELP: &str = "\
@@ -69,6 +70,10 @@ pub struct SimulateArgs {
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// The client under test: `model`, or a kube-runtime configuration (`listwatch clients`;
+    /// needs --features kube), optionally `NAME,waiters=N`
+    #[arg(long, value_name = "NAME", default_value = "model", value_parser = ClientChoice::parse)]
+    pub client: ClientChoice,
 }
 
 impl SimulateArgs {
@@ -80,7 +85,20 @@ impl SimulateArgs {
             return Err(UsageError("--seed/--seeds: the seed range overflows".into()));
         }
         let flaws = self.flaw.iter().fold(Flaws::NONE, |all, f| all.with(*f));
-        Ok(Campaign { first_seed, seeds, shard: self.shard, steps: self.steps, flaws, out: self.out.clone() })
+        if !flaws.is_empty() && !self.client.is_model() {
+            return Err(UsageError(
+                "--flaw: flaws are planted in the model reflector; --client is another client".into(),
+            ));
+        }
+        Ok(Campaign {
+            first_seed,
+            seeds,
+            shard: self.shard,
+            steps: self.steps,
+            flaws,
+            out: self.out.clone(),
+            client: self.client,
+        })
     }
 }
 

@@ -47,6 +47,20 @@ pub fn show(args: &ShowArgs) -> Result<i32, UsageError> {
             return Ok(2);
         }
     };
+    if !trace.client.is_model() {
+        // The renderers step the model reflector; a foreign client's trace is shown as its steps and
+        // the verdict its own replay gives.
+        let (verdict, violation) = trace.client.judge(trace.seed.unwrap_or(0), trace.config, &trace.actions);
+        println!("{}\nclient: {}", trace.title, trace.client.spec());
+        for (i, a) in trace.actions.iter().enumerate() {
+            println!("{:>4}  {}", i + 1, crate::action_text::format(a));
+        }
+        println!("verdict: {verdict}");
+        if let Some(v) = violation {
+            println!("{v}");
+        }
+        return Ok(0);
+    }
     let text = match format.as_str() {
         "mermaid" => render::mermaid(&trace),
         "json" => render::json(&trace),

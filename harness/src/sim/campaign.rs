@@ -8,8 +8,8 @@ use std::time::Instant;
 use listwatch_model::{FaultKind, Flaws};
 use listwatch_properties::Property;
 
-use super::run::{run_seed, End, Tally};
-use super::shrink::shrink;
+use super::run::{End, Tally};
+use crate::clients::ClientChoice;
 use crate::tracefile::{Trace, Verdict};
 
 /// What to run.
@@ -22,6 +22,8 @@ pub struct Campaign {
     pub steps: u32,
     pub flaws: Flaws,
     pub out: PathBuf,
+    /// The client under test.
+    pub client: ClientChoice,
 }
 
 impl Campaign {
@@ -67,7 +69,7 @@ pub fn run(c: &Campaign) -> Result<Summary, String> {
     let mut summary = Summary::default();
     let mut last_draw = Instant::now();
     for seed in c.shard_seeds() {
-        let run = run_seed(seed, c.flaws, c.steps, c.heal_limit());
+        let run = c.client.run_seed(seed, c.flaws, c.steps, c.heal_limit());
         summary.seeds_run += 1;
         summary.tally.add(&run.tally);
         let (what, detail) = match &run.end {
@@ -124,17 +126,23 @@ fn write_shrunk(
     actions: &[listwatch_model::Action],
     property: Property,
 ) -> Result<(usize, PathBuf), String> {
-    let (config, shrunk) = shrink(*config, actions, property);
+    let (config, shrunk) = c.client.shrink(seed, *config, actions, property);
     let step = shrunk.len();
+    let who = if c.client.is_model() { String::new() } else { format!("{}: ", c.client.spec()) };
     let trace = Trace {
-        title: format!("simulate seed {seed}: {property} breaks (flaws: {})", config.flaws),
+        title: format!("{who}simulate seed {seed}: {property} breaks (flaws: {})", config.flaws),
         config,
         seed: Some(seed),
         actions: shrunk,
         expect: Verdict::Breaks { property, step },
+        client: c.client,
     };
     std::fs::create_dir_all(&c.out).map_err(|e| format!("--out: cannot create {}: {e}", c.out.display()))?;
-    let path = c.out.join(format!("seed-{seed}-{}.json", property.name()));
+    let path = if c.client.is_model() {
+        c.out.join(format!("seed-{seed}-{}.json", property.name()))
+    } else {
+        c.out.join(format!("{}.{}.seed-{seed}.json", c.client.spec().replace(',', "."), property.name()))
+    };
     trace.save(&path).map_err(|e| format!("--out: cannot write {}: {e}", path.display()))?;
     Ok((step, path))
 }

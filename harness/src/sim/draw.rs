@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use listwatch_model::{
-    Action, Config, Fault, FaultKind, FaultKinds, Flaws, ListMode, ManagerConfig, ProgressNotify,
-    ReflectorConfig, ServerId, System, TombstonePolicy,
+    Action, Client, Config, Fault, FaultKind, FaultKinds, Flaws, ListMode, ManagerConfig, ModelClient,
+    ProgressNotify, ReflectorConfig, ServerId, System, TombstonePolicy,
 };
 
 use super::rng::Rng;
@@ -102,8 +102,8 @@ pub struct Draw {
 
 /// What the weights depend on in one state, worked out once per step.
 #[derive(Debug)]
-pub struct Now<'a> {
-    sys: &'a System,
+pub struct Now<'a, C: Client = ModelClient> {
+    sys: &'a System<C>,
     watched_writes_left: bool,
     writes_left: bool,
     /// Faults wait (only with `late_faults`).
@@ -116,7 +116,7 @@ pub struct Now<'a> {
 
 impl Draw {
     /// What the weights of this seed depend on in `sys`.
-    pub fn now<'a>(&self, sys: &'a System) -> Now<'a> {
+    pub fn now<'a, C: Client>(&self, sys: &'a System<C>) -> Now<'a, C> {
         let b = sys.budget();
         let writes_left = b.writes > 0 || b.foreign_writes > 0;
         Now {
@@ -245,7 +245,7 @@ impl Draw {
     }
 
     /// How often `action` is picked when enabled in the state `now` describes.
-    pub fn weight(&self, action: &Action, now: &Now) -> u32 {
+    pub fn weight<C: Client>(&self, action: &Action, now: &Now<C>) -> u32 {
         match action {
             Action::Fault(Fault::EvictCache(s) | Fault::RelistCache(s) | Fault::RestartServer(s))
                 if !self.fault_targets[usize::from(s.0) % 8] =>

@@ -2,11 +2,12 @@
 //! reflector to rest with its cache equal to the truth. Every state is judged by the same properties as
 //! the exhaustive checker.
 
-use listwatch_model::{Action, FaultKind, Observed, System};
+use listwatch_model::{Action, Client, FaultKind, Observed, System};
 use listwatch_properties::{first_violation, witnessed, Monitor, Property, Violation};
 
 use super::draw::Draw;
 use super::rng::Rng;
+use crate::clients::{Clients, ModelReflector};
 use listwatch_model::Flaws;
 
 /// Counts a run adds to a campaign's summary.
@@ -64,8 +65,20 @@ pub struct Run {
 
 /// Run one seed for `safety_steps` steps of the safety phase, then heal for at most `heal_limit`.
 pub fn run_seed(seed: u64, flaws: Flaws, safety_steps: u32, heal_limit: u32) -> Run {
+    run_seed_with(&ModelReflector, seed, flaws, safety_steps, heal_limit)
+}
+
+/// [`run_seed`] with the clients `clients` makes in place of the model reflector.
+pub fn run_seed_with<K: Clients>(
+    clients: &K,
+    seed: u64,
+    flaws: Flaws,
+    safety_steps: u32,
+    heal_limit: u32,
+) -> Run {
     let (draw, mut rng) = Draw::new(seed, flaws);
-    let (mut sys, seen) = System::start(draw.config);
+    let config = draw.config;
+    let (mut sys, seen) = System::start_with(config, |id| clients.make(&config, seed, id));
     let mut monitor = Monitor::new(&sys, &seen);
     let mut runner =
         Runner { draw: &draw, actions: Vec::new(), tally: Tally::default(), enabled: Vec::new() };
@@ -87,7 +100,13 @@ struct Runner<'a> {
 
 impl Runner<'_> {
     /// Safety phase: steps drawn by weight among all enabled ones. `Some` if the run ended early.
-    fn safety(&mut self, sys: &mut System, monitor: &mut Monitor, rng: &mut Rng, steps: u32) -> Option<End> {
+    fn safety<C: Client>(
+        &mut self,
+        sys: &mut System<C>,
+        monitor: &mut Monitor,
+        rng: &mut Rng,
+        steps: u32,
+    ) -> Option<End> {
         for _ in 0..steps {
             self.enabled.clear();
             sys.actions(&mut self.enabled);
@@ -103,7 +122,13 @@ impl Runner<'_> {
 
     /// Heal phase: no faults; time passes (a timer fires, a bookmark arrives) only when nothing else
     /// can happen, so that the system settles if it can.
-    fn heal(&mut self, sys: &mut System, monitor: &mut Monitor, rng: &mut Rng, limit: u32) -> End {
+    fn heal<C: Client>(
+        &mut self,
+        sys: &mut System<C>,
+        monitor: &mut Monitor,
+        rng: &mut Rng,
+        limit: u32,
+    ) -> End {
         for _ in 0..limit {
             if at_rest(sys) {
                 return End::Rest;
@@ -132,7 +157,12 @@ impl Runner<'_> {
         }
     }
 
-    fn step(&mut self, sys: &mut System, monitor: &mut Monitor, action: Action) -> Option<Violation> {
+    fn step<C: Client>(
+        &mut self,
+        sys: &mut System<C>,
+        monitor: &mut Monitor,
+        action: Action,
+    ) -> Option<Violation> {
         if let Action::Fault(f) = &action {
             self.tally.faults[f.kind() as usize] += 1;
         }
@@ -165,7 +195,7 @@ impl Runner<'_> {
 
 /// Every reflector at rest (watching with nothing in flight, or stopped), the environment quiet and
 /// settled, and the client manager with nothing left to do.
-pub fn at_rest(sys: &System) -> bool {
+pub fn at_rest<C: Client>(sys: &System<C>) -> bool {
     if !(sys.quiet() && sys.settled()) {
         return false;
     }

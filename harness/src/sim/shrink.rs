@@ -8,11 +8,18 @@
 use listwatch_model::{Action, Config};
 use listwatch_properties::Property;
 
-use crate::replay::take_enabled;
+use crate::clients::{Clients, ModelReflector};
+use crate::replay::take_enabled_with;
 
 /// The steps of `actions` that `config` enables, up to where `property` breaks; `None` if it does not.
-fn breaks(config: Config, actions: &[Action], property: Property) -> Option<Vec<Action>> {
-    match take_enabled(config, actions) {
+fn breaks<K: Clients>(
+    k: &K,
+    seed: u64,
+    config: Config,
+    actions: &[Action],
+    property: Property,
+) -> Option<Vec<Action>> {
+    match take_enabled_with(k, seed, config, actions) {
         (taken, Some(v)) if v.property == property => Some(taken),
         _ => None,
     }
@@ -22,14 +29,26 @@ fn breaks(config: Config, actions: &[Action], property: Property) -> Option<Vec<
 /// that still breaks it, with no step and no unit of budget that can go on its own. The run ends at the
 /// step where the property breaks.
 pub fn shrink(config: Config, actions: &[Action], property: Property) -> (Config, Vec<Action>) {
-    let Some(mut best) = breaks(config, actions, property) else { return (config, actions.to_vec()) };
+    shrink_with(&ModelReflector, 0, config, actions, property)
+}
+
+/// [`shrink`] with the clients `k` makes; `seed` is the run's.
+pub fn shrink_with<K: Clients>(
+    k: &K,
+    seed: u64,
+    config: Config,
+    actions: &[Action],
+    property: Property,
+) -> (Config, Vec<Action>) {
+    let breaks = |config, actions: &[Action]| breaks(k, seed, config, actions, property);
+    let Some(mut best) = breaks(config, actions) else { return (config, actions.to_vec()) };
     let mut config = config;
     loop {
         let before = (config, best.len());
-        best = shrink_steps(config, best, property);
+        best = shrink_steps(config, best, &breaks);
         for (_, lower) in BUDGETS {
             while let Some(smaller) = lower(config) {
-                let Some(taken) = breaks(smaller, &best, property) else { break };
+                let Some(taken) = breaks(smaller, &best) else { break };
                 (config, best) = (smaller, taken);
             }
         }
@@ -55,7 +74,11 @@ pub const BUDGETS: [(&str, Lower); 6] = [
 ];
 
 /// Remove steps while `property` still breaks.
-fn shrink_steps(config: Config, mut best: Vec<Action>, property: Property) -> Vec<Action> {
+fn shrink_steps(
+    config: Config,
+    mut best: Vec<Action>,
+    breaks: &impl Fn(Config, &[Action]) -> Option<Vec<Action>>,
+) -> Vec<Action> {
     let mut chunk = best.len().div_ceil(2).max(1);
     loop {
         let mut changed = false;
@@ -65,7 +88,7 @@ fn shrink_steps(config: Config, mut best: Vec<Action>, property: Property) -> Ve
             let mut candidate = Vec::with_capacity(best.len());
             candidate.extend_from_slice(&best[..i]);
             candidate.extend_from_slice(&best[end..]);
-            match breaks(config, &candidate, property) {
+            match breaks(config, &candidate) {
                 Some(taken) => {
                     best = taken;
                     changed = true;

@@ -1,0 +1,98 @@
+//! A model object as a ConfigMap with real metadata (name, namespace, uid, resourceVersion), and back.
+//! The object's content version travels as the ConfigMap's data, so two objects with the same key, UID
+//! and version have the same content on the wire too.
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use listwatch_model::{Key, Object, Rev, Uid};
+use serde_json::{json, Value};
+
+/// The object's name: the key without its namespace (`default/a` is `a`).
+pub fn key_name(key: Key) -> String {
+    let shown = key.to_string();
+    shown.strip_prefix("default/").unwrap_or(&shown).to_string()
+}
+
+/// The key a name stands for, if it is one of the model's.
+pub fn key_of(name: &str) -> Option<Key> {
+    let mut chars = name.chars();
+    let letter = chars.next().filter(char::is_ascii_lowercase)?;
+    let rest = chars.as_str();
+    let base = letter as u8 - b'a';
+    if rest.is_empty() {
+        return Some(Key(base));
+    }
+    let n: u8 = rest.parse().ok().filter(|n| *n > 0 && rest.as_bytes()[0] != b'0')?;
+    n.checked_mul(26)?.checked_add(base).map(Key)
+}
+
+/// The uid the wire carries for an incarnation.
+pub fn uid_text(uid: Uid) -> String {
+    format!("8a1b3c4d-0000-4000-8000-{:012x}", uid.0 .0)
+}
+
+fn uid_of(text: &str) -> Option<Uid> {
+    let hex = text.strip_prefix("8a1b3c4d-0000-4000-8000-")?;
+    u32::from_str_radix(hex, 16).ok().map(|n| Uid(Rev(n)))
+}
+
+/// The ConfigMap JSON of an object.
+pub fn to_json(o: &Object) -> Value {
+    json!({
+        "kind": "ConfigMap",
+        "apiVersion": "v1",
+        "metadata": {
+            "name": key_name(o.key),
+            "namespace": "default",
+            "uid": uid_text(o.uid),
+            "resourceVersion": o.rv.0.to_string(),
+        },
+        "data": { "version": o.version.to_string() },
+    })
+}
+
+/// Why a ConfigMap a client holds is not an object this server served.
+pub fn from_configmap(cm: &ConfigMap) -> Result<Object, String> {
+    let m = &cm.metadata;
+    let name = m.name.as_deref().unwrap_or("");
+    let key = key_of(name).ok_or_else(|| format!("name {name:?} is not a key this server serves"))?;
+    let uid = m
+        .uid
+        .as_deref()
+        .and_then(uid_of)
+        .ok_or_else(|| format!("{name}: uid {:?} was never served", m.uid))?;
+    let rv = m
+        .resource_version
+        .as_deref()
+        .and_then(|rv| rv.parse().ok())
+        .map(Rev)
+        .ok_or_else(|| format!("{name}: resourceVersion {:?} is not a revision", m.resource_version))?;
+    let version = cm
+        .data
+        .as_ref()
+        .and_then(|d| d.get("version"))
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("{name}: data.version is missing"))?;
+    Ok(Object { key, uid, rv, version })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for k in [0u8, 1, 25, 26, 27, 51, 52, 255] {
+            assert_eq!(key_of(&key_name(Key(k))), Some(Key(k)), "key {k}");
+        }
+        for bad in ["", "A", "a0", "a01", "ab", "z99999"] {
+            assert_eq!(key_of(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn objects_round_trip_through_configmaps() {
+        let o = Object { key: Key(28), uid: Uid(Rev(3)), rv: Rev(9), version: 4 };
+        let cm: ConfigMap = serde_json::from_value(to_json(&o)).expect("a ConfigMap");
+        assert_eq!(from_configmap(&cm), Ok(o));
+    }
+}
