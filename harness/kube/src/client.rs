@@ -221,7 +221,11 @@ impl KubeRuntime {
             .into_iter()
             .flatten()
             .min_by_key(|(_, at)| *at)
-            .map(|(timer, at)| (timer, at.saturating_duration_since(now).as_millis() as Millis))
+            // Rounded up: a jittered delay is not a whole number of milliseconds, and advancing by less
+            // than it would leave the timer armed with nothing left to wait.
+            .map(|(timer, at)| {
+                (timer, at.saturating_duration_since(now).as_nanos().div_ceil(1_000_000) as Millis)
+            })
     }
 }
 
