@@ -61,6 +61,12 @@ pub trait Client: fmt::Debug {
     fn dead_connection_noticed_after(&self) -> Option<Millis> {
         None
     }
+    /// Why the client cannot be stepped any further, if it cannot: a client under test that keeps
+    /// itself busy without waiting on anything the environment does, or shows an object no server sent.
+    /// A driver ends the run there, with this as its verdict (the model reflector never halts).
+    fn halted(&self) -> Option<String> {
+        None
+    }
     /// The RV the client claims to have seen everything up to.
     fn resource_version(&self) -> Rev;
     /// Whether it has been informed by one full list (C8).

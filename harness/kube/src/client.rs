@@ -60,11 +60,9 @@ struct Shown {
     past_initial: bool,
     /// Per task awaiting `Store::wait_until_ready()`: whether it returned.
     ready: Vec<bool>,
-    /// The errors the stream yielded, in order.
-    errors: Vec<String>,
     /// The backoff delay handed out last, and when.
     backoff: Option<(Instant, Duration)>,
-    /// Why the store holds something no server sent, if it does.
+    /// Why an event the stream yielded holds something no server sent, if one did.
     foreign: Option<String>,
 }
 
@@ -132,22 +130,6 @@ impl KubeRuntime {
         }
     }
 
-    /// Why the client could not be stepped further: it kept the runtime busy without waiting on anything
-    /// the environment does, or holds an object no server sent.
-    pub fn stuck(&self) -> Option<&str> {
-        self.stuck.as_deref()
-    }
-
-    /// The errors its stream yielded, in order.
-    pub fn errors(&self) -> Vec<String> {
-        self.shown().errors.clone()
-    }
-
-    /// Requests the wire answered 400 itself because no server could parse them.
-    pub fn bad_requests(&self) -> Vec<String> {
-        lock(&self.wire).bad_requests.clone()
-    }
-
     fn shown(&self) -> std::sync::MutexGuard<'_, Shown> {
         self.shown.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -168,8 +150,9 @@ impl KubeRuntime {
             }
             STEP_ROUNDS
         });
-        if rounds >= STEP_ROUNDS && self.stuck.is_none() {
-            self.stuck = Some(format!("kept its runtime busy for {STEP_ROUNDS} rounds without waiting"));
+        if rounds >= STEP_ROUNDS {
+            self.stuck
+                .get_or_insert(format!("kept its runtime busy for {STEP_ROUNDS} rounds without waiting"));
         }
         self.fold();
     }
@@ -196,12 +179,7 @@ impl KubeRuntime {
             match objects {
                 Ok(objects) => self.cache = objects.into_iter().collect(),
                 Err(e) => {
-                    if shown.foreign.is_none() {
-                        shown.foreign = Some(e.clone());
-                    }
-                    if self.stuck.is_none() {
-                        self.stuck = Some(format!("its store holds an object no server sent: {e}"));
-                    }
+                    self.stuck.get_or_insert(format!("its store holds an object no server sent: {e}"));
                 }
             }
         }
@@ -311,12 +289,11 @@ impl Client for KubeRuntime {
                 let mut out = Vec::new();
                 let mut s = shown.lock().unwrap_or_else(|p| p.into_inner());
                 let mut ex = lock(&wire);
+                // An error the stream yields shows on the wire (the request that follows it); only its
+                // events are folded.
                 let result = match &item {
                     Ok(event) => tell(&mut s, &mut ex, event, &mut out),
-                    Err(e) => {
-                        s.errors.push(e.to_string());
-                        Ok(())
-                    }
+                    Err(_) => Ok(()),
                 };
                 if let Err(e) = result {
                     s.foreign.get_or_insert(e);
@@ -371,6 +348,11 @@ impl Client for KubeRuntime {
 
     fn next_timer(&self) -> Option<(Timer, Millis)> {
         self.timer()
+    }
+
+    fn halted(&self) -> Option<String> {
+        let foreign = self.shown().foreign.clone();
+        self.stuck.clone().or(foreign.map(|e| format!("its stream yielded an object no server sent: {e}")))
     }
 
     fn resource_version(&self) -> Rev {

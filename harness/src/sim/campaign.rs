@@ -43,7 +43,8 @@ impl Campaign {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
     pub seed: u64,
-    /// The broken property's name, or `no-rest` when the heal phase could not bring the system to rest.
+    /// The broken property's name, `no-rest` when the heal phase could not bring the system to rest, or
+    /// `halted` when a client could not be stepped further.
     pub what: String,
     pub detail: String,
     pub steps: usize,
@@ -75,6 +76,7 @@ pub fn run(c: &Campaign) -> Result<Summary, String> {
         let (what, detail) = match &run.end {
             End::Rest => (None, String::new()),
             End::Broke(v) => (Some(v.property.name().to_string()), v.to_string()),
+            End::Halted(why) => (Some("halted".to_string()), why.clone()),
             End::NoRest => {
                 (Some("no-rest".to_string()), format!("not at rest after {} heal steps", c.heal_limit()))
             }

@@ -52,6 +52,8 @@ pub enum End {
     Broke(Violation),
     /// The heal phase ran out of steps before every reflector came to rest.
     NoRest,
+    /// A client could not be stepped further ([`listwatch_model::Client::halted`]): why.
+    Halted(String),
 }
 
 /// A finished run.
@@ -113,8 +115,8 @@ impl Runner<'_> {
             let (draw, now) = (self.draw, self.draw.now(sys));
             let Some(action) = pick(rng, &self.enabled, |a| draw.weight(a, &now)) else { break };
             self.tally.safety_steps += 1;
-            if let Some(v) = self.step(sys, monitor, action) {
-                return Some(End::Broke(v));
+            if let Some(end) = self.step(sys, monitor, action) {
+                return Some(end);
             }
         }
         None
@@ -146,8 +148,8 @@ impl Runner<'_> {
                 return if at_rest(sys) { End::Rest } else { End::NoRest };
             };
             self.tally.heal_steps += 1;
-            if let Some(v) = self.step(sys, monitor, action) {
-                return End::Broke(v);
+            if let Some(end) = self.step(sys, monitor, action) {
+                return end;
             }
         }
         if at_rest(sys) {
@@ -157,12 +159,7 @@ impl Runner<'_> {
         }
     }
 
-    fn step<C: Client>(
-        &mut self,
-        sys: &mut System<C>,
-        monitor: &mut Monitor,
-        action: Action,
-    ) -> Option<Violation> {
+    fn step<C: Client>(&mut self, sys: &mut System<C>, monitor: &mut Monitor, action: Action) -> Option<End> {
         if let Action::Fault(f) = &action {
             self.tally.faults[f.kind() as usize] += 1;
         }
@@ -175,7 +172,11 @@ impl Runner<'_> {
                 self.tally.witnessed[p as usize] = 1;
             }
         }
-        first_violation(sys, monitor)
+        if let Some(v) = first_violation(sys, monitor) {
+            return Some(End::Broke(v));
+        }
+        let halted = sys.client_ids().find_map(|c| sys.client(c).halted().map(|why| format!("{c}: {why}")));
+        halted.map(End::Halted)
     }
 
     fn count(&mut self, seen: &[Observed]) {
