@@ -6,6 +6,18 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use listwatch_model::{Key, Object, Rev, Uid};
 use serde_json::{json, Value};
 
+/// A revision as the wire spells it. etcd's revisions start at 1 (a fresh etcd is at revision 1) and the
+/// model's at 0, so the wire counts one higher: no LIST ever answers `resourceVersion: "0"`, which a
+/// client would send back meaning "any" (A2, A3), as no real server does either.
+pub fn rv_text(rv: Rev) -> String {
+    (u64::from(rv.0) + 1).to_string()
+}
+
+/// The revision a wire resourceVersion other than `"0"` stands for.
+pub fn rv_of(text: &str) -> Option<Rev> {
+    text.parse::<u32>().ok().and_then(|n| n.checked_sub(1)).map(Rev)
+}
+
 /// The object's name: the key without its namespace (`default/a` is `a`).
 pub fn key_name(key: Key) -> String {
     let shown = key.to_string();
@@ -44,7 +56,7 @@ pub fn to_json(o: &Object) -> Value {
             "name": key_name(o.key),
             "namespace": "default",
             "uid": uid_text(o.uid),
-            "resourceVersion": o.rv.0.to_string(),
+            "resourceVersion": rv_text(o.rv),
         },
         "data": { "version": o.version.to_string() },
     })
@@ -63,8 +75,7 @@ pub fn from_configmap(cm: &ConfigMap) -> Result<Object, String> {
     let rv = m
         .resource_version
         .as_deref()
-        .and_then(|rv| rv.parse().ok())
-        .map(Rev)
+        .and_then(rv_of)
         .ok_or_else(|| format!("{name}: resourceVersion {:?} is not a revision", m.resource_version))?;
     let version = cm
         .data

@@ -5,7 +5,7 @@
 use http::Method;
 use listwatch_model::{Continue, Key, ListRv, Request, Rev, WatchFrom};
 
-use super::object::key_of;
+use super::object::{key_of, rv_of, rv_text};
 
 /// The one collection the model serves.
 pub const PATH: &str = "/api/v1/namespaces/default/configmaps";
@@ -64,7 +64,7 @@ fn query(raw: &str) -> Result<Query, BadRequest> {
 }
 
 fn revision(value: &str) -> Result<Rev, BadRequest> {
-    value.parse::<u32>().map(Rev).map_err(|_| bad(format!("resourceVersion: invalid value {value:?}")))
+    rv_of(value).ok_or_else(|| bad(format!("resourceVersion: invalid value {value:?}")))
 }
 
 /// A LIST's (or a streaming list's) resourceVersion and resourceVersionMatch (A2).
@@ -92,19 +92,19 @@ fn timeout_secs(q: &Query) -> Result<u32, BadRequest> {
 
 /// The continue token this codec hands out: the snapshot revision and the last key served.
 pub fn encode_continue(c: Continue) -> String {
-    format!("lw.{}.{}", c.rv.0, c.after.0)
+    format!("lw.{}.{}", rv_text(c.rv), c.after.0)
 }
 
 fn decode_continue(token: &str) -> Result<Continue, BadRequest> {
     let invalid =
         || bad(format!("continue: invalid value {token:?}: not a continue token this server issued"));
     let mut parts = token.strip_prefix("lw.").ok_or_else(invalid)?.split('.');
-    let rv = parts.next().and_then(|p| p.parse().ok()).ok_or_else(invalid)?;
+    let rv = parts.next().and_then(rv_of).ok_or_else(invalid)?;
     let after = parts.next().and_then(|p| p.parse().ok()).ok_or_else(invalid)?;
     if parts.next().is_some() {
         return Err(invalid());
     }
-    Ok(Continue { rv: Rev(rv), after: Key(after) })
+    Ok(Continue { rv, after: Key(after) })
 }
 
 /// The model request an HTTP request stands for.
@@ -139,8 +139,7 @@ pub fn decode(method: &Method, path: &str, raw_query: Option<&str>) -> Result<Re
         if q.rv_match.is_some() {
             return Err(bad("resourceVersionMatch is forbidden for watch unless sendInitialEvents is set"));
         }
-        // A3: "" and "0" both start at the server's current state; no client under test sends them
-        // without sendInitialEvents, so the synthetic ADDEDs a real server would send first are left out.
+        // A3: "" and "0" both start at the server's current state, with synthetic ADDEDs for it first.
         let from = match q.rv.as_deref().unwrap_or("") {
             "" | "0" => WatchFrom::Now,
             rv => WatchFrom::Rv(revision(rv)?),
@@ -191,12 +190,12 @@ mod tests {
             Ok(Request::ListPage {
                 rv: ListRv::Consistent,
                 limit: 2,
-                cont: Some(Continue { rv: Rev(7), after: Key(1) })
+                cont: Some(Continue { rv: Rev(6), after: Key(1) })
             })
         );
         assert_eq!(
             get("&watch=true&timeoutSeconds=290&allowWatchBookmarks=true&resourceVersion=12"),
-            Ok(Request::Watch { from: WatchFrom::Rv(Rev(12)), timeout_secs: 290, bookmarks: true })
+            Ok(Request::Watch { from: WatchFrom::Rv(Rev(11)), timeout_secs: 290, bookmarks: true })
         );
         assert_eq!(
             get("&watch=true&timeoutSeconds=290&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=0"),

@@ -7,12 +7,12 @@ use http::StatusCode;
 use listwatch_model::{ApiError, ListResponse, WatchEvent};
 use serde_json::{json, Value};
 
-use super::object::to_json;
+use super::object::{rv_text, to_json};
 use super::request::encode_continue;
 
 /// A `ConfigMapList` page.
 pub fn list(l: &ListResponse) -> Bytes {
-    let mut metadata = json!({ "resourceVersion": l.rv.0.to_string() });
+    let mut metadata = json!({ "resourceVersion": rv_text(l.rv) });
     if let Some(c) = l.cont {
         metadata["continue"] = Value::String(encode_continue(c));
     }
@@ -72,8 +72,8 @@ pub fn event_line(e: &WatchEvent) -> Bytes {
         WatchEvent::Added(o) => ("ADDED", to_json(o)),
         WatchEvent::Modified(o) => ("MODIFIED", to_json(o)),
         WatchEvent::Deleted(o) => ("DELETED", to_json(o)),
-        WatchEvent::Bookmark(rv) => ("BOOKMARK", bookmark(rv.0, false)),
-        WatchEvent::InitialEventsEnd(rv) => ("BOOKMARK", bookmark(rv.0, true)),
+        WatchEvent::Bookmark(rv) => ("BOOKMARK", bookmark(*rv, false)),
+        WatchEvent::InitialEventsEnd(rv) => ("BOOKMARK", bookmark(*rv, true)),
         WatchEvent::Error(err) => {
             let (code, reason, message) = status_of(*err);
             ("ERROR", status_json(code, reason, message))
@@ -84,8 +84,8 @@ pub fn event_line(e: &WatchEvent) -> Bytes {
     Bytes::from(line)
 }
 
-fn bookmark(rv: u32, initial_end: bool) -> Value {
-    let mut metadata = json!({ "resourceVersion": rv.to_string() });
+fn bookmark(rv: listwatch_model::Rev, initial_end: bool) -> Value {
+    let mut metadata = json!({ "resourceVersion": rv_text(rv) });
     if initial_end {
         metadata["annotations"] = json!({ "k8s.io/initial-events-end": "true" });
     }
@@ -111,8 +111,8 @@ mod tests {
             cont: Some(Continue { rv: Rev(7), after: Key(1) }),
         };
         let list: ObjectList<ConfigMap> = serde_json::from_slice(&list(&page)).expect("a list");
-        assert_eq!(list.metadata.resource_version.as_deref(), Some("7"));
-        assert_eq!(list.metadata.continue_.as_deref(), Some("lw.7.1"));
+        assert_eq!(list.metadata.resource_version.as_deref(), Some("8"), "the wire counts from 1");
+        assert_eq!(list.metadata.continue_.as_deref(), Some("lw.8.1"));
         assert_eq!(list.items.len(), 2);
     }
 
@@ -123,7 +123,7 @@ mod tests {
         assert!(matches!(line(WatchEvent::Deleted(obj(0, 4))), KubeEvent::Deleted(_)));
         match line(WatchEvent::InitialEventsEnd(Rev(9))) {
             KubeEvent::Bookmark(b) => {
-                assert_eq!(b.metadata.resource_version, "9");
+                assert_eq!(b.metadata.resource_version, "10");
                 assert!(b.metadata.annotations.contains_key("k8s.io/initial-events-end"));
             }
             other => panic!("a bookmark, not {other:?}"),
