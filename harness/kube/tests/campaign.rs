@@ -69,6 +69,50 @@ fn without_default_backoff_the_retries_do_not_wait() {
     );
 }
 
+/// With one waiting task, the campaigns find what the corpus keeps: a watch resumed in the middle of a
+/// revision (kubernetes#110210) and a LIST waited on for ever on a dead connection.
+#[test]
+fn one_waiter_campaign_finds_the_known_failures() {
+    let c = kube("kube-runtime,waiters=1");
+    let mut found = std::collections::BTreeSet::new();
+    for seed in 0..300 {
+        if let End::Broke(v) = c.run_seed(seed, Flaws::NONE, 200, 6_000).end {
+            found.insert(v.property);
+        }
+    }
+    for p in [Property::Backoff, Property::Converges, Property::StaleBounded] {
+        assert!(found.contains(&p), "{p} not found in 300 seeds; found {found:?}");
+    }
+    assert!(!found.contains(&Property::ReadyMeansListed), "one waiting task is woken");
+}
+
+/// `any_semantic()` with the default page size sends a consistent LIST: kube-core leaves out
+/// `resourceVersion=0` whenever a limit is set.
+#[test]
+fn any_semantic_lists_are_consistent_with_the_default_page_size() {
+    let config = listwatch_harness::scope::Scope::Small.config();
+    let (sys, seen) = listwatch_model::System::start_with(config, |id| {
+        use listwatch_harness::clients::Clients;
+        KubeConfig::parse("kube-runtime-any").expect("a client").make(&config, 0, id)
+    });
+    drop(sys);
+    let sent: Vec<_> = seen
+        .iter()
+        .filter_map(|o| match o {
+            listwatch_model::Observed::Sent { request, .. } => Some(*request),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        vec![listwatch_model::Request::ListPage {
+            rv: listwatch_model::ListRv::Consistent,
+            limit: 255,
+            cont: None
+        }]
+    );
+}
+
 #[test]
 fn same_seed_same_run() {
     for spec in ["kube-runtime", "kube-runtime-streaming,waiters=1", "kube-runtime-any-no-backoff,waiters=1"]
