@@ -1,43 +1,32 @@
-//! kube-runtime's `watcher` and reflector `Store`, unmodified, as a [`Client`] the model system steps.
+//! A reflector under test ([`UnderTest`]) as a [`Client`] the model system steps.
 //!
 //! It runs on its own current-thread tokio runtime with paused time. After every input the runtime runs
-//! until nothing moves (no request, no body poll, no event for several rounds); time never passes then.
-//! Time passes only at a [`Input::Timer`] step, by exactly the delay of the timer that fires. kube-runtime
-//! has two timers, and the adapter knows each from what it can see:
-//! - the watch's idle timeout (`watcher::Config::timeout` + 5 s, as its documentation gives it), running
-//!   while the watcher waits on an open watch body with nothing to read;
-//! - the backoff of `WatchStreamExt::default_backoff()`, whose delays are read off the `Backoff` as it
-//!   hands them out ([`Observed`], a pass-through).
+//! until nothing moves (no request, no body poll, no report for several rounds); time never passes then.
+//! Time passes only at a [`Input::Timer`] step, by exactly the delay of the timer that fires: the one the
+//! reflector reported last through [`Show::armed`], or its watch idle timeout, which the adapter keeps
+//! while the reflector waits on an open watch body with nothing to read.
 //!
 //! What it shows is what the properties judge (observations only):
-//! - the requests it sent; the RV it claims is the RV of its last WATCH, moved by every event it took
-//!   from the watch after its initial list, and set to the list's RV when its stream yields `InitDone`
-//!   (it watches from there next);
-//! - its `Store`'s contents, as (key, uid, rv, content);
-//! - readiness: several tasks await `Store::wait_until_ready()` from before the first sync; it is ready
-//!   once every one of them has returned;
-//! - the notifications its stream's events stand for: `Apply` an add or an update, `Delete` a delete,
+//! - the requests it sent; the RV it claims is the RV of its last WATCH, moved by every event it applied
+//!   and every bookmark it took after its initial list, and set to the list's RV when it reports
+//!   `InitDone` (it watches from there next);
+//! - its cache, as (key, uid, rv, content), read after every step;
+//! - readiness, as the tasks that wait for it see it: ready once every one has;
+//! - the notifications its reported events stand for: `Apply` an add or an update, `Delete` a delete,
 //!   `InitDone` a replace by the objects of `InitApply` since `Init`.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt;
-use k8s_openapi::api::core::v1::ConfigMap;
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::utils::Backoff;
-use kube::runtime::watcher::{self, DefaultBackoff, Event};
-use kube::runtime::WatchStreamExt;
-use kube::Api;
 use listwatch_model::{
-    Cache, Client, Effect, Input, Millis, Notification, Object, Request, Rev, Timer, WatchEvent,
+    Cache, Client, Effect, Input, Message, Millis, Object, Request, Rev, Timer, WatchEvent, WatchFrom,
 };
 use tokio::runtime::Runtime;
 use tokio::time::Instant;
 
-use crate::config::KubeConfig;
 use crate::exchange::{lock, Exchange, Shared, Wire};
+use crate::show::{Show, Shown};
+use crate::under_test::UnderTest;
 use crate::wire::object::from_configmap;
 
 /// Rounds of the runtime with nothing moving before it counts as at rest.
@@ -45,57 +34,11 @@ const QUIET_ROUNDS: u32 = 4;
 /// Rounds one step may take before the client counts as spinning (a verdict, not a hang).
 const STEP_ROUNDS: u32 = 20_000;
 
-/// What the adapter folds from the stream and the wire, shared with the task that drives the stream.
-#[derive(Default)]
-struct Shown {
-    /// The objects the stream's events stand for, folded.
-    told: BTreeMap<listwatch_model::Key, Object>,
-    /// `InitApply` objects since `Init`.
-    init: Option<Vec<Object>>,
-    /// The RV the client claims (see the module doc).
-    claimed: Rev,
-    /// The RV of the list (or streaming list) in progress: where `InitDone` leaves the client.
-    listed: Option<Rev>,
-    /// Whether the open watch is past its initial events (a plain WATCH always is).
-    past_initial: bool,
-    /// Per task awaiting `Store::wait_until_ready()`: whether it returned.
-    ready: Vec<bool>,
-    /// The backoff delay handed out last, and when.
-    backoff: Option<(Instant, Duration)>,
-    /// Why an event the stream yielded holds something no server sent, if one did.
-    foreign: Option<String>,
-}
-
-/// A pass-through `Backoff` that shows the delays it hands out: the same delays, the same resets.
-pub(crate) struct Observed<B> {
-    inner: B,
-    shown: Arc<Mutex<Shown>>,
-}
-
-impl<B: Iterator<Item = Duration>> Iterator for Observed<B> {
-    type Item = Duration;
-    fn next(&mut self) -> Option<Duration> {
-        let d = self.inner.next();
-        if let Some(d) = d {
-            self.shown.lock().unwrap_or_else(|p| p.into_inner()).backoff = Some((Instant::now(), d));
-        }
-        d
-    }
-}
-
-impl<B: Backoff> Backoff for Observed<B> {
-    fn reset(&mut self) {
-        self.inner.reset();
-    }
-}
-
-/// kube-runtime under test.
-pub struct KubeRuntime {
-    config: KubeConfig,
+/// A reflector under test, stepped by the model system.
+pub struct Harnessed<U> {
+    under_test: U,
     rt: Runtime,
-    wire: Shared,
-    shown: Arc<Mutex<Shown>>,
-    store: Option<Store<ConfigMap>>,
+    show: Show,
     cache: Cache,
     effects: Vec<Effect>,
     /// Why the client could not be stepped further, if it could not.
@@ -103,40 +46,32 @@ pub struct KubeRuntime {
     seed: u64,
 }
 
-impl std::fmt::Debug for KubeRuntime {
+impl<U: UnderTest> std::fmt::Debug for Harnessed<U> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KubeRuntime").field("config", &self.config.name).finish_non_exhaustive()
+        f.debug_struct("Harnessed").field("under_test", &self.under_test.name()).finish_non_exhaustive()
     }
 }
 
-impl KubeRuntime {
-    /// A client of this configuration; `seed` seeds its backoff jitter.
-    pub fn new(config: KubeConfig, seed: u64) -> Self {
+impl<U: UnderTest> Harnessed<U> {
+    /// `under_test`, not started yet; `seed` seeds its randomness.
+    pub fn new(under_test: U, seed: u64) -> Self {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .start_paused(true)
             .build()
             .expect("a current-thread runtime builds without IO");
-        KubeRuntime {
-            config,
-            rt,
-            wire: Arc::new(Mutex::new(Exchange::default())),
-            shown: Arc::new(Mutex::new(Shown::default())),
-            store: None,
-            cache: Cache::default(),
-            effects: Vec::new(),
-            stuck: None,
-            seed,
-        }
+        let wire: Shared = Arc::new(Mutex::new(Exchange::default()));
+        let show = Show { shown: Arc::new(Mutex::new(Shown::default())), wire };
+        Harnessed { under_test, rt, show, cache: Cache::default(), effects: Vec::new(), stuck: None, seed }
     }
 
-    fn shown(&self) -> std::sync::MutexGuard<'_, Shown> {
-        self.shown.lock().unwrap_or_else(|p| p.into_inner())
+    fn wire(&self) -> &Shared {
+        &self.show.wire
     }
 
-    /// Run the runtime until nothing moves, then fold what the wire and the stream showed.
+    /// Run the runtime until nothing moves, then fold what the wire and the reflector showed.
     fn settle(&mut self) {
-        let wire = self.wire.clone();
+        let wire = self.wire().clone();
         let rounds = self.rt.block_on(async move {
             let (mut last, mut quiet) = (u64::MAX, 0);
             for round in 0..STEP_ROUNDS {
@@ -158,44 +93,42 @@ impl KubeRuntime {
     }
 
     fn fold(&mut self) {
-        let mut ex = lock(&self.wire);
-        let mut shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
-        // Events the watcher took: a bookmark moves the RV it resumes from; an object event does too, as
-        // its stream's `Apply` or `Delete` shows (`tell`); the end of the initial events is where its
-        // `InitDone` leaves it.
+        let mut ex = lock(&self.show.wire);
+        let mut shown = self.show.lock();
+        // Bookmarks the reflector took move the RV it resumes from (only forward: taken in the same step
+        // as an object event it already reported, the later of the two stands). Object events move it
+        // as the reflector reports applying them.
         for event in std::mem::take(&mut ex.taken) {
-            match event {
-                // Bookmarks of one watch only move forward; taken in the same step as an object event
-                // the stream already showed, the later of the two stands.
-                WatchEvent::Bookmark(rv) if shown.past_initial => shown.claimed = shown.claimed.max(rv),
-                _ => {}
+            if let WatchEvent::Bookmark(rv) = event {
+                if shown.past_initial {
+                    shown.claimed = shown.claimed.max(rv);
+                }
             }
         }
         self.effects.extend(ex.effects.drain(..));
         drop(ex);
-        if let Some(store) = &self.store {
-            let objects: Result<Vec<Object>, String> =
-                store.state().iter().map(|cm| from_configmap(cm)).collect();
-            match objects {
-                Ok(objects) => self.cache = objects.into_iter().collect(),
-                Err(e) => {
-                    self.stuck.get_or_insert(format!("its store holds an object no server sent: {e}"));
-                }
+        let objects: Option<Result<Vec<Object>, String>> =
+            shown.cache.as_ref().map(|read| read().iter().map(from_configmap).collect());
+        drop(shown);
+        match objects {
+            Some(Ok(objects)) => self.cache = objects.into_iter().collect(),
+            Some(Err(e)) => {
+                self.stuck.get_or_insert(format!("its cache holds an object no server sent: {e}"));
             }
+            None => {}
         }
     }
 
     fn timer(&self) -> Option<(Timer, Millis)> {
         let _in_runtime = self.rt.enter();
         let now = Instant::now();
-        let shown = self.shown();
-        let backoff = shown.backoff.map(|(at, d)| at + d).filter(|t| *t > now).map(|t| (Timer::Backoff, t));
-        drop(shown);
-        let ex = lock(&self.wire);
+        let armed = self.show.lock().timer.map(|(t, at, d)| (t, at + d)).filter(|(_, at)| *at > now);
+        let ex = lock(self.wire());
         let watching = ex.open_request().is_some_and(|r| !r.is_list());
-        let idle = Duration::from_secs(u64::from(self.config.watch_timeout_secs()) + 5);
-        let idle = ex.awaiting_since.filter(|_| watching).map(|since| (Timer::WatchTimeout, since + idle));
-        [backoff, idle]
+        let idle = (self.under_test.watch_idle_timeout().zip(ex.awaiting_since))
+            .filter(|_| watching)
+            .map(|(idle, since)| (Timer::WatchTimeout, since + idle));
+        [armed, idle]
             .into_iter()
             .flatten()
             .min_by_key(|(_, at)| *at)
@@ -207,112 +140,21 @@ impl KubeRuntime {
     }
 }
 
-/// Notifications for one event of the stream, folding it into what the client was told.
-fn tell(
-    shown: &mut Shown,
-    ex: &mut Exchange,
-    event: &Event<ConfigMap>,
-    out: &mut Vec<Effect>,
-) -> Result<(), String> {
-    match event {
-        Event::Init => shown.init = Some(Vec::new()),
-        Event::InitApply(cm) => shown.init.get_or_insert_with(Vec::new).push(from_configmap(cm)?),
-        Event::InitDone => {
-            let items = shown.init.take().unwrap_or_default();
-            let listed: Vec<_> = items.iter().map(|o| o.key).collect();
-            let gone: Vec<_> = shown.told.keys().filter(|k| !listed.contains(k)).copied().collect();
-            for key in gone {
-                if let Some(last) = shown.told.remove(&key) {
-                    out.push(Effect::Notify(Notification::DeletedFinalStateUnknown(last)));
-                }
-            }
-            for o in items {
-                out.push(Effect::Notify(upsert(&mut shown.told, o)));
-            }
-            // A streaming list ends at its initial-events-end bookmark; a LIST at its pages' RV.
-            if let Some(rv) = ex.initial_end.take().or(shown.listed.take()) {
-                shown.claimed = rv;
-            }
-            shown.listed = None;
-            shown.past_initial = true;
-        }
-        Event::Apply(cm) => {
-            let o = from_configmap(cm)?;
-            out.push(Effect::Notify(upsert(&mut shown.told, o)));
-            shown.claimed = o.rv;
-        }
-        Event::Delete(cm) => {
-            let o = from_configmap(cm)?;
-            shown.told.remove(&o.key);
-            out.push(Effect::Notify(Notification::Delete(o)));
-            shown.claimed = o.rv;
-        }
-    }
-    Ok(())
-}
-
-fn upsert(told: &mut BTreeMap<listwatch_model::Key, Object>, new: Object) -> Notification {
-    match told.insert(new.key, new) {
-        None => Notification::Add(new),
-        Some(old) => Notification::Update { old, new },
-    }
-}
-
-impl Client for KubeRuntime {
+impl<U: UnderTest> Client for Harnessed<U> {
     fn start(&mut self) {
-        fastrand::seed(self.seed);
+        self.under_test.seed(self.seed);
         let _in_runtime = self.rt.enter();
-        let client = kube::Client::new(Wire { shared: self.wire.clone() }, "default");
-        let api: Api<ConfigMap> = Api::namespaced(client, "default");
-        let (reader, writer) = reflector::store::<ConfigMap>();
-        self.shown().ready = vec![false; self.config.waiters];
-        for i in 0..self.config.waiters {
-            let (reader, shown, wire) = (reader.clone(), self.shown.clone(), self.wire.clone());
-            self.rt.spawn(async move {
-                if reader.wait_until_ready().await.is_ok() {
-                    shown.lock().unwrap_or_else(|p| p.into_inner()).ready[i] = true;
-                    lock(&wire).activity += 1;
-                }
-            });
-        }
-        let watcher = watcher::watcher(api, self.config.watcher_config());
-        let (shown, wire) = (self.shown.clone(), self.wire.clone());
-        let stream = if self.config.backoff {
-            let backoff = Observed { inner: DefaultBackoff::default(), shown: shown.clone() };
-            watcher.backoff(backoff).reflect(writer).boxed()
-        } else {
-            watcher.reflect(writer).boxed()
-        };
-        self.rt.spawn(async move {
-            let mut stream = stream;
-            while let Some(item) = stream.next().await {
-                let mut out = Vec::new();
-                let mut s = shown.lock().unwrap_or_else(|p| p.into_inner());
-                let mut ex = lock(&wire);
-                // An error the stream yields shows on the wire (the request that follows it); only its
-                // events are folded.
-                let result = match &item {
-                    Ok(event) => tell(&mut s, &mut ex, event, &mut out),
-                    Err(_) => Ok(()),
-                };
-                if let Err(e) = result {
-                    s.foreign.get_or_insert(e);
-                }
-                drop(s);
-                ex.activity += 1;
-                ex.effects.extend(out);
-            }
-        });
-        self.store = Some(reader);
+        let client = kube::Client::new(Wire { shared: self.wire().clone() }, "default");
+        self.under_test.spawn(client, self.show.clone());
         self.settle();
     }
 
     fn handle(&mut self, input: Input) {
-        let wire = self.wire.clone();
+        let wire = self.wire().clone();
         match input {
             Input::Message(message) => {
-                if let listwatch_model::Message::List(Ok(page)) = &message {
-                    self.shown().listed = Some(page.rv);
+                if let Message::List(Ok(page)) = &message {
+                    self.show.lock().listed = Some(page.rv);
                 }
                 lock(&wire).answer(&message, &wire)
             }
@@ -332,15 +174,16 @@ impl Client for KubeRuntime {
             return None;
         }
         let effect = self.effects.remove(0);
-        if let Effect::Send(Request::Watch { from: listwatch_model::WatchFrom::Rv(rv), .. }) = effect {
-            // The RV a WATCH is sent from is the RV the client claims.
-            let mut shown = self.shown();
-            shown.claimed = rv;
-            shown.past_initial = true;
-        }
         if let Effect::Send(r) = effect {
-            if r.sends_initial_events() || r.is_list() {
-                self.shown().past_initial = false;
+            let mut shown = self.show.lock();
+            match r {
+                // The RV a WATCH is sent from is the RV the client claims.
+                Request::Watch { from: WatchFrom::Rv(rv), .. } => {
+                    shown.claimed = rv;
+                    shown.past_initial = true;
+                }
+                r if r.sends_initial_events() || r.is_list() => shown.past_initial = false,
+                _ => {}
             }
         }
         Some(effect)
@@ -351,16 +194,16 @@ impl Client for KubeRuntime {
     }
 
     fn halted(&self) -> Option<String> {
-        let foreign = self.shown().foreign.clone();
-        self.stuck.clone().or(foreign.map(|e| format!("its stream yielded an object no server sent: {e}")))
+        let foreign = self.show.lock().foreign.clone();
+        self.stuck.clone().or(foreign.map(|e| format!("it reported an object no server sent: {e}")))
     }
 
     fn resource_version(&self) -> Rev {
-        self.shown().claimed
+        self.show.lock().claimed
     }
 
     fn has_synced(&self) -> bool {
-        let shown = self.shown();
+        let shown = self.show.lock();
         !shown.ready.is_empty() && shown.ready.iter().all(|r| *r)
     }
 
