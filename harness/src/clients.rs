@@ -45,8 +45,10 @@ impl Clients for listwatch_kube::KubeConfig {
     fn name(&self) -> &str {
         self.name
     }
-    fn make(&self, _config: &Config, seed: u64, id: ClientId) -> listwatch_kube::KubeRuntime {
-        listwatch_kube::KubeRuntime::new(*self, seed ^ (u64::from(id.0) << 56))
+    fn make(&self, config: &Config, seed: u64, id: ClientId) -> listwatch_kube::KubeRuntime {
+        // A world whose reflectors list in pages has kube-runtime list in pages of the same size.
+        let kc = listwatch_kube::KubeConfig { page_size: config.reflector.page_size.map(u32::from), ..*self };
+        listwatch_kube::KubeRuntime::new(kc, seed ^ (u64::from(id.0) << 56))
     }
 }
 

@@ -27,6 +27,9 @@ pub struct KubeConfig {
     /// How many tasks await `Store::wait_until_ready()` from before the first sync; the client is ready
     /// once every one has returned.
     pub waiters: usize,
+    /// `Config::page_size`, when the world lists in pages (its reflectors' page size); otherwise
+    /// kube-runtime's default of 500, which no world's keys fill.
+    pub page_size: Option<u32>,
 }
 
 impl KubeConfig {
@@ -37,6 +40,7 @@ impl KubeConfig {
             backoff: true,
             about: "watcher(api, Config::default()).default_backoff().reflect(writer)",
             waiters: WAITERS,
+            page_size: None,
         },
         KubeConfig {
             name: "kube-runtime-no-backoff",
@@ -44,6 +48,7 @@ impl KubeConfig {
             backoff: false,
             about: "watcher(api, Config::default()).reflect(writer)",
             waiters: WAITERS,
+            page_size: None,
         },
         KubeConfig {
             name: "kube-runtime-streaming",
@@ -51,6 +56,7 @@ impl KubeConfig {
             backoff: true,
             about: "watcher(api, Config::default().streaming_lists()).default_backoff().reflect(writer)",
             waiters: WAITERS,
+            page_size: None,
         },
         KubeConfig {
             name: "kube-runtime-streaming-no-backoff",
@@ -58,6 +64,7 @@ impl KubeConfig {
             backoff: false,
             about: "watcher(api, Config::default().streaming_lists()).reflect(writer)",
             waiters: WAITERS,
+            page_size: None,
         },
         KubeConfig {
             name: "kube-runtime-any",
@@ -65,6 +72,7 @@ impl KubeConfig {
             backoff: true,
             about: "watcher(api, Config::default().any_semantic()).default_backoff().reflect(writer)",
             waiters: WAITERS,
+            page_size: None,
         },
         KubeConfig {
             name: "kube-runtime-any-no-backoff",
@@ -72,6 +80,7 @@ impl KubeConfig {
             backoff: false,
             about: "watcher(api, Config::default().any_semantic()).reflect(writer)",
             waiters: WAITERS,
+            page_size: None,
         },
     ];
 
@@ -104,6 +113,10 @@ impl KubeConfig {
 
     pub fn watcher_config(&self) -> watcher::Config {
         let c = watcher::Config::default();
+        let c = match self.page_size {
+            Some(n) => c.page_size(n),
+            None => c,
+        };
         match self.initial {
             InitialList::Paginated => c,
             InitialList::Streaming => c.streaming_lists(),

@@ -113,6 +113,35 @@ fn any_semantic_lists_are_consistent_with_the_default_page_size() {
     );
 }
 
+/// In a world whose reflectors list in pages, kube-runtime pages too: its second request continues the
+/// first page's LIST with the token the server handed out.
+#[test]
+fn kube_runtime_pages_as_the_world_does() {
+    use listwatch_harness::clients::Clients;
+    use listwatch_model::{Key, Observed, Request, System};
+    let mut config = listwatch_harness::scope::Scope::Small.config();
+    config.keys = 2;
+    config.writes = 2;
+    config.reflector.page_size = Some(1);
+    let kc = KubeConfig::parse("kube-runtime,waiters=1").expect("a client");
+    let (mut sys, _) = System::start_with(config, |id| kc.make(&config, 0, id));
+    let mut sent = Vec::new();
+    for a in [Action::Create(Key(0)), Action::Create(Key(1))]
+        .into_iter()
+        .chain([Action::Route(ClientId(0), ServerId(0)), Action::Deliver(ClientId(0))])
+    {
+        for o in sys.apply(a) {
+            if let Observed::Sent { request, .. } = o {
+                sent.push(request);
+            }
+        }
+    }
+    assert!(
+        matches!(sent.as_slice(), [Request::ListPage { limit: 1, cont: Some(_), .. }]),
+        "kube-runtime continues the LIST: {sent:?}"
+    );
+}
+
 #[test]
 fn same_seed_same_run() {
     for spec in ["kube-runtime", "kube-runtime-streaming,waiters=1", "kube-runtime-any-no-backoff,waiters=1"]
@@ -142,6 +171,19 @@ fn corpus_replays_its_verdicts() {
         // Saved again, the file is the same bytes.
         assert_eq!(trace.to_json(), std::fs::read_to_string(f).expect("readable"), "{}", f.display());
     }
+}
+
+#[test]
+fn replay_as_another_client_is_refused() {
+    use listwatch_harness::cli::traces::{replay_files, ReplayArgs};
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpus/kube-runtime/kube-runtime.ready-means-listed.json");
+    let files = vec![file.display().to_string()];
+    let args = |client: &str| ReplayArgs { files: files.clone(), client: Some(kube(client)) };
+    assert_eq!(replay_files(&args("kube-runtime-streaming")).ok(), Some(2));
+    assert_eq!(replay_files(&args("kube-runtime")).ok(), Some(0));
+    assert!(ClientChoice::parse("kube-nope").unwrap_err().starts_with("no client named \"kube-nope\""));
+    assert!(ClientChoice::parse("kube-runtime,waiters=0").is_err());
 }
 
 #[test]

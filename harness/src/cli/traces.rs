@@ -35,6 +35,9 @@ pub struct ReplayArgs {
     /// Trace files (e.g. corpus/*.json)
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<String>,
+    /// Replay as this client only: a file recorded with another client is refused (`listwatch clients`)
+    #[arg(long, value_name = "NAME", value_parser = crate::clients::ClientChoice::parse)]
+    pub client: Option<crate::clients::ClientChoice>,
 }
 
 /// `show FILE [--format text|mermaid|json]`.
@@ -73,10 +76,18 @@ pub fn show(args: &ShowArgs) -> Result<i32, UsageError> {
 /// `replay FILE...`: 0 when every file reproduces its verdict, 1 when one changed, 2 when one cannot be
 /// read. Every file is read before anything is replayed, so a bad file stops the run at once.
 pub fn replay_files(args: &ReplayArgs) -> Result<i32, UsageError> {
-    let args = &args.files;
+    let (files, only) = (&args.files, args.client);
     let mut traces = Vec::new();
-    for file in args {
+    for file in files {
         match Trace::load(Path::new(file)) {
+            Ok(t) if only.is_some_and(|c| c != t.client) => {
+                let asked = only.map(|c| c.spec()).unwrap_or_default();
+                eprintln!(
+                    "listwatch: {file}: a trace of client {}, not of {asked} (--client)",
+                    t.client.spec()
+                );
+                return Ok(2);
+            }
             Ok(t) => traces.push((file, t)),
             Err(e) => {
                 eprintln!("listwatch: {e}");
@@ -88,7 +99,9 @@ pub fn replay_files(args: &ReplayArgs) -> Result<i32, UsageError> {
     for (file, trace) in &traces {
         let r = replay(trace);
         if r.reproduces(trace) {
-            println!("ok       {file}: {} (correct reflector: {})", r.verdict, r.correct);
+            let other =
+                if trace.client.is_model() { "correct reflector" } else { "model reflector, same steps" };
+            println!("ok       {file}: {} ({other}: {})", r.verdict, r.correct);
         } else {
             changed += 1;
             println!(
