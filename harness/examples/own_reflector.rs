@@ -114,6 +114,9 @@ impl Clients for ListThenWatch {
     fn make(&self, _config: &Config, seed: u64, _id: ClientId) -> Harnessed<ListThenWatch> {
         Harnessed::new(*self, seed)
     }
+    fn over_the_wire(&self) -> bool {
+        true
+    }
 }
 
 fn main() {

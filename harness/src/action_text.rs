@@ -75,6 +75,7 @@ pub fn parse(text: &str) -> Result<Action, String> {
         "freshness-timeout" => {
             arity(1).and_then(|_| client(0)).map(|c| Action::Fault(Fault::FreshnessTimeout(c)))?
         }
+        "garble" => arity(1).and_then(|_| client(0)).map(|c| Action::Fault(Fault::Garble(c)))?,
         "pause" => arity(1).and_then(|_| cluster(0)).map(|c| Action::Fault(Fault::PauseCluster(c)))?,
         "manager-step" => arity(1).and_then(|_| request(0)).map(Action::ManagerStep)?,
         "manager-timeout" => arity(1).and_then(|_| request(0)).map(Action::ManagerTimeout)?,
@@ -142,6 +143,7 @@ mod tests {
             Action::Fault(Fault::SilentDeath(c)),
             Action::SilenceNoticed(c),
             Action::Fault(Fault::FreshnessTimeout(c)),
+            Action::Fault(Fault::Garble(c)),
             Action::Fault(Fault::PauseCluster(ClusterId(1))),
             Action::ManagerStep(RequestId(3)),
             Action::ManagerTimeout(RequestId(0)),

@@ -18,6 +18,11 @@ pub trait Clients {
     /// A fresh client for reflector `id` of a run of `config`; `seed` is the run's seed (0 when a run has
     /// none), from which a client with randomness of its own draws it.
     fn make(&self, config: &Config, seed: u64, id: ClientId) -> Self::C;
+    /// Whether the client reads Kubernetes' real wire, so that the simulator also draws the wire's own
+    /// faults for it (a watch line that does not decode).
+    fn over_the_wire(&self) -> bool {
+        false
+    }
 }
 
 /// The model reflector with its informer cache.
@@ -49,6 +54,9 @@ impl Clients for listwatch_kube::KubeConfig {
         // A world whose reflectors list in pages has kube-runtime list in pages of the same size.
         let kc = listwatch_kube::KubeConfig { page_size: config.reflector.page_size.map(u32::from), ..*self };
         listwatch_kube::KubeRuntime::new(kc, seed ^ (u64::from(id.0) << 56))
+    }
+    fn over_the_wire(&self) -> bool {
+        true
     }
 }
 

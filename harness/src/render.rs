@@ -147,6 +147,7 @@ pub fn mermaid(trace: &Trace) -> String {
                     format!("Note over R{}: {}", client.0, mermaid_text(&o.to_string()))
                 }
                 Observed::TimerFired { client, .. }
+                | Observed::Garbled { client, .. }
                 | Observed::SilenceNoticed { client, .. }
                 | Observed::WaitedInVain { client, .. }
                 | Observed::Notified { client, .. } => {
@@ -189,7 +190,8 @@ fn over(action: &Action) -> String {
             format!("R{}", c.0)
         }
         Action::FireTimer(c) | Action::Bookmark(c) | Action::ListWaitExpired(c) => format!("R{}", c.0),
-        Action::Fault(Fault::SilentDeath(c) | Fault::FreshnessTimeout(c)) | Action::SilenceNoticed(c) => {
+        Action::Fault(Fault::SilentDeath(c) | Fault::FreshnessTimeout(c) | Fault::Garble(c))
+        | Action::SilenceNoticed(c) => {
             format!("R{}", c.0)
         }
         Action::Fault(Fault::EvictCache(s) | Fault::RelistCache(s) | Fault::RestartServer(s)) => {

@@ -46,7 +46,8 @@ fn weight(weights: &[u8; 12], action: &Action) -> u32 {
             FaultKind::Disconnect
             | FaultKind::ServerTimeout
             | FaultKind::SilentDeath
-            | FaultKind::SlowProgress,
+            | FaultKind::SlowProgress
+            | FaultKind::GarbledLine,
         ) => 8,
         StepKind::Fault(
             FaultKind::TooManyRequests | FaultKind::InternalError | FaultKind::ConnectionRefused,

@@ -81,6 +81,8 @@ pub enum Fault {
     SilentDeath(ClientId),
     /// A streaming list's wait for a fresh cache runs out (A12): etcd's progress came too late.
     FreshnessTimeout(ClientId),
+    /// The next event on an open watch will arrive as a line that does not decode.
+    Garble(ClientId),
 }
 
 impl Fault {
@@ -100,6 +102,7 @@ impl Fault {
             Fault::PauseCluster(_) => FaultKind::PauseCluster,
             Fault::SilentDeath(_) => FaultKind::SilentDeath,
             Fault::FreshnessTimeout(_) => FaultKind::SlowProgress,
+            Fault::Garble(_) => FaultKind::GarbledLine,
         }
     }
 }
@@ -169,6 +172,7 @@ impl fmt::Display for Fault {
             Fault::PauseCluster(c) => write!(f, "pause {c}"),
             Fault::SilentDeath(c) => write!(f, "silent-death {c}"),
             Fault::FreshnessTimeout(c) => write!(f, "freshness-timeout {c}"),
+            Fault::Garble(c) => write!(f, "garble {c}"),
         }
     }
 }

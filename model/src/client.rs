@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::api::{ApiError, Message, WatchEnd};
+use crate::api::{ApiError, Message, WatchEnd, WatchEvent};
 use crate::cache::{Cache, Notification};
 use crate::flaw::Flaws;
 use crate::reflector::{Output, Phase, Reflector, ReflectorConfig, Timer};
@@ -24,6 +24,8 @@ pub enum Input {
     Broken,
     /// Its next timer fired.
     Timer(Timer),
+    /// The next line on its watch did not decode: the event it carried is lost to the client.
+    Garbled,
     /// Its WATCH reached a server that took it (A3, A12): on the wire, the response headers. A LIST's
     /// answer and a refused WATCH come as a [`Message`] instead. The model reflector learns nothing from
     /// it; a client behind a real HTTP stack needs it to finish its request.
@@ -60,6 +62,11 @@ pub trait Client: fmt::Debug {
     /// whose detection is a timer of its own (an idle timeout) answers `None` and arms that timer.
     fn dead_connection_noticed_after(&self) -> Option<Millis> {
         None
+    }
+    /// Whether something delivered to the client still waits to be read by it (bytes in its socket
+    /// buffer while it sleeps a backoff, say). The model reflector reads what arrives at once.
+    fn unread(&self) -> bool {
+        false
     }
     /// Why the client cannot be stepped any further, if it cannot: a client under test that keeps
     /// itself busy without waiting on anything the environment does, or shows an object no server sent.
@@ -114,6 +121,9 @@ impl Client for ModelClient {
             },
             Input::Timer(timer) => r.handle_timeout(timer),
             Input::Opened => {}
+            // client-go's StreamWatcher reports a line it cannot decode as an internal error and stops;
+            // the reflector's watch handler returns on it (C5), as on an ERROR event.
+            Input::Garbled => r.handle_watch_event(WatchEvent::Error(ApiError::InternalError)),
         }
     }
 

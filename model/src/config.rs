@@ -31,10 +31,13 @@ pub enum FaultKind {
     /// etcd answers a watch cache's progress request too late: a streaming list waiting for the cache
     /// to be fresh (A12) runs out of its bound and gets an ERROR.
     SlowProgress,
+    /// A line of an open watch arrives that does not decode (a proxy or a broken connection mangled
+    /// it): the event it carried is lost to the client.
+    GarbledLine,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 11] = [
+    pub const ALL: [FaultKind; 12] = [
         FaultKind::Disconnect,
         FaultKind::ServerTimeout,
         FaultKind::TooManyRequests,
@@ -46,6 +49,7 @@ impl FaultKind {
         FaultKind::PauseCluster,
         FaultKind::SilentDeath,
         FaultKind::SlowProgress,
+        FaultKind::GarbledLine,
     ];
 
     pub fn name(self) -> &'static str {
@@ -61,6 +65,7 @@ impl FaultKind {
             FaultKind::PauseCluster => "pause-cluster",
             FaultKind::SilentDeath => "silent-death",
             FaultKind::SlowProgress => "slow-progress",
+            FaultKind::GarbledLine => "garbled-line",
         }
     }
 
@@ -200,7 +205,7 @@ impl Default for Config {
             compactions: 1,
             lease_revokes: 0,
             faults: 1,
-            fault_kinds: FaultKinds::all().without(FaultKind::PauseCluster),
+            fault_kinds: FaultKinds::all().without(FaultKind::PauseCluster).without(FaultKind::GarbledLine),
             servers: 1,
             reflectors: 1,
             cache_window: 2,

@@ -24,6 +24,8 @@ pub struct Conn {
     pub queue: VecDeque<Message>,
     /// Died silently (A9): nothing more arrives, and the client has not noticed.
     pub dead: bool,
+    /// The next watch event on it arrives as a line that does not decode.
+    pub garble_next: bool,
 }
 
 impl Conn {
@@ -43,8 +45,10 @@ pub struct Network {
 impl Network {
     /// A client sends a request on a fresh connection; an older one of the same client must be closed.
     pub fn open(&mut self, client: ClientId, request: Request) {
-        let previous =
-            self.conns.insert(client, Conn { request, server: None, queue: VecDeque::new(), dead: false });
+        let previous = self.conns.insert(
+            client,
+            Conn { request, server: None, queue: VecDeque::new(), dead: false, garble_next: false },
+        );
         debug_assert!(previous.is_none(), "{client} opened a connection while one was open");
     }
 
@@ -94,6 +98,13 @@ impl Network {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// Set whether the next watch event on a client's connection arrives garbled.
+    pub fn set_garble_next(&mut self, client: ClientId, garble: bool) {
+        if let Some(conn) = self.conns.get_mut(&client) {
+            conn.garble_next = garble;
         }
     }
 

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::api::{Message, Request};
+use crate::api::{Message, Request, WatchEvent};
 use crate::cache::{Cache, Notification};
 use crate::manager::{ClusterId, LockMode, RequestId};
 use crate::reflector::Timer;
@@ -59,6 +59,11 @@ pub enum Observed {
     /// A client's connection broke under it.
     Broken {
         client: ClientId,
+    },
+    /// A line of a client's watch did not decode: `event`, which the server sent, never reached it.
+    Garbled {
+        client: ClientId,
+        event: WatchEvent,
     },
     /// A client's timer fired, `after_ms` after the client's previous step: the only way time passes
     /// for a client.
@@ -140,6 +145,9 @@ impl fmt::Display for Observed {
             Observed::Received { client, message } => write!(f, "{client}: gets {message}"),
             Observed::Cancelled { client } => write!(f, "{client}: closes its connection"),
             Observed::Broken { client } => write!(f, "{client}: connection broken"),
+            Observed::Garbled { client, event } => {
+                write!(f, "{client}: gets a line that does not decode ({event} lost)")
+            }
             Observed::TimerFired { client, timer, after_ms } => {
                 write!(f, "{client}: timer {timer:?} fired after {after_ms} ms")
             }

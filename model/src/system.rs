@@ -8,7 +8,7 @@
 //! a bug by wrapping the model reflector, and a foreign client can stand in its place.
 
 use crate::action::{Action, Fault};
-use crate::api::{ApiError, Message, Request};
+use crate::api::{ApiError, Message, Request, WatchEvent};
 use crate::client::{Client, Effect, Input, ModelClient};
 use crate::config::{Config, FaultKind};
 use crate::manager::{Manager, Outcome, RequestId, Step};
@@ -164,12 +164,15 @@ impl<C: Client> System<C> {
     pub fn view(&self, client: ClientId) -> ClientView<'_> {
         let c = &self.clients[usize::from(client.0)];
         let conn = self.network.conn(client);
-        let between_events = conn.is_none_or(|conn| conn.queue.is_empty());
-        let watch_at_rest = conn.is_some_and(|conn| {
-            !conn.request.is_list()
-                && conn.queue.is_empty()
-                && conn.server.is_some_and(|s| self.servers[usize::from(s.0)].watches().contains_key(&client))
-        });
+        let between_events = conn.is_none_or(|conn| conn.queue.is_empty()) && !c.unread();
+        let watch_at_rest = between_events
+            && conn.is_some_and(|conn| {
+                !conn.request.is_list()
+                    && conn.queue.is_empty()
+                    && conn
+                        .server
+                        .is_some_and(|s| self.servers[usize::from(s.0)].watches().contains_key(&client))
+            });
         ClientView {
             resource_version: c.resource_version(),
             synced: c.has_synced(),
@@ -283,6 +286,12 @@ impl<C: Client> System<C> {
                     if s.waiting_watch_lists().contains_key(&client) && self.fault_ok(FaultKind::SlowProgress)
                     {
                         out.push(Action::Fault(Fault::FreshnessTimeout(client)));
+                    }
+                    // A line of an open watch to garble: the next event that arrives on it.
+                    let open_watch =
+                        s.watches().contains_key(&client) || s.waiting_watch_lists().contains_key(&client);
+                    if open_watch && !conn.garble_next && self.fault_ok(FaultKind::GarbledLine) {
+                        out.push(Action::Fault(Fault::Garble(client)));
                     }
                     if s.can_bookmark(client) {
                         out.push(Action::Bookmark(client));
@@ -459,8 +468,19 @@ impl<C: Client> System<C> {
                 }
             }
             Action::Deliver(client) => {
-                if let Some(message) = self.network.deliver(client) {
-                    self.receive(client, message, &mut seen);
+                let garble = self.network.conn(client).is_some_and(|c| {
+                    c.garble_next
+                        && matches!(c.queue.front(), Some(Message::Event(e)) if !matches!(e, WatchEvent::Error(_)))
+                });
+                match self.network.deliver(client) {
+                    Some(Message::Event(event)) if garble => {
+                        self.network.set_garble_next(client, false);
+                        seen.push(Observed::Garbled { client, event });
+                        self.clients[usize::from(client.0)].handle(Input::Garbled);
+                        self.drain(client, &mut seen);
+                    }
+                    Some(message) => self.receive(client, message, &mut seen),
+                    None => {}
                 }
             }
             Action::Bookmark(client) => {
@@ -601,6 +621,7 @@ impl<C: Client> System<C> {
                 }
                 self.network.kill(client);
             }
+            Fault::Garble(client) => self.network.set_garble_next(client, true),
             Fault::FreshnessTimeout(client) => {
                 if let Some(s) = self.server_of(client) {
                     let after_ms = ApiServer::LIST_FRESHNESS_WAIT_MS;

@@ -432,3 +432,41 @@ fn a12_a14_a_reinitialising_cache_refuses_streaming_lists_with_429() {
         vec![(C, Message::WatchRefused(ApiError::TooManyRequests))]
     );
 }
+
+/// A watch line that does not decode (a wire fault): the event it carried never reaches the client.
+/// client-go's StreamWatcher takes it as an internal error and stops, so the model reflector closes the
+/// watch and relists after its backoff, and its cache still ends equal to the store.
+#[test]
+fn a_garbled_line_ends_the_watch_and_the_reflector_relists() {
+    use listwatch_model::{
+        Action, ClientId, Config, Fault, FaultKind, FaultKinds, Key, Observed, ServerId, System,
+    };
+    let config = Config {
+        keys: 1,
+        writes: 1,
+        servers: 1,
+        reflectors: 1,
+        faults: 1,
+        fault_kinds: FaultKinds::NONE.with(FaultKind::GarbledLine),
+        ..Config::default()
+    };
+    let (c, s) = (ClientId(0), ServerId(0));
+    let mut sys = System::new(config);
+    for a in [Action::Route(c, s), Action::Deliver(c), Action::Route(c, s), Action::Fault(Fault::Garble(c))] {
+        sys.try_apply(a).expect("enabled");
+    }
+    sys.try_apply(Action::Create(Key(0))).expect("a write");
+    sys.try_apply(Action::Ingest(s)).expect("the cache takes it");
+    let seen = sys.try_apply(Action::Deliver(c)).expect("the event arrives, garbled");
+    assert!(seen.iter().any(|o| matches!(o, Observed::Garbled { .. })), "{seen:?}");
+    assert!(
+        seen.iter().any(|o| matches!(o, Observed::Cancelled { .. })),
+        "the reflector closes the watch: {seen:?}"
+    );
+    assert!(sys.client(c).cache.is_empty(), "the lost ADDED is not applied");
+    // After its backoff it relists and catches up.
+    for a in [Action::FireTimer(c), Action::Route(c, s), Action::Deliver(c)] {
+        sys.try_apply(a).expect("enabled");
+    }
+    assert!(sys.client(c).cache.get(Key(0)).is_some(), "the relist brings the object");
+}

@@ -67,6 +67,8 @@ pub struct Stream {
     /// A12: a streaming list before its initial-events-end bookmark: the events are the state at the
     /// bookmark's RV, in key order, not the store's writes.
     pub initial: bool,
+    /// A line of this stream did not decode: the event it carried, which the client never got.
+    pub garbled: Option<WatchEvent>,
 }
 
 /// The request a client has outstanding.
@@ -116,6 +118,8 @@ pub enum Failure {
     ErrorEvent(ApiError),
     /// C5: a watch that ended or broke within a second with no event.
     ShortWatch,
+    /// A watch line that did not decode.
+    Undecodable,
 }
 
 impl std::fmt::Display for Failure {
@@ -126,6 +130,7 @@ impl std::fmt::Display for Failure {
             Failure::WatchRefused(e) => write!(f, "its WATCH was refused with {e}"),
             Failure::ErrorEvent(e) => write!(f, "an ERROR event ({e})"),
             Failure::ShortWatch => write!(f, "its watch ended within a second with no event"),
+            Failure::Undecodable => write!(f, "a watch line that did not decode"),
         }
     }
 }
@@ -247,6 +252,7 @@ impl Monitor {
             | Observed::Cancelled { client }
             | Observed::Broken { client }
             | Observed::TimerFired { client, .. }
+            | Observed::Garbled { client, .. }
             | Observed::SilenceNoticed { client, .. }
             | Observed::WaitedInVain { client, .. }
             | Observed::Notified { client, .. } => *client,
@@ -259,6 +265,16 @@ impl Monitor {
                 self.clients[i].busy_steps = 0;
                 self.clients[i].answered = true;
                 self.received(obs, client, message);
+            }
+            Observed::Garbled { event, .. } => {
+                let c = &mut self.clients[i];
+                c.busy_steps = 0;
+                c.answered = true;
+                if let Some(stream) = c.stream.as_mut() {
+                    stream.garbled.get_or_insert(*event);
+                }
+                // client-go takes a line it cannot decode as an internal error (C5, C1).
+                c.failed(Failure::Undecodable);
             }
             Observed::Cancelled { .. } => {
                 let c = &mut self.clients[i];
@@ -365,7 +381,14 @@ impl Monitor {
                     WatchFrom::Now => (Rev::ZERO, true),
                 };
                 let at_last = KeySet::default();
-                c.stream = Some(Stream { from: start, last: start, synthetic, initial: false, at_last });
+                c.stream = Some(Stream {
+                    from: start,
+                    last: start,
+                    synthetic,
+                    initial: false,
+                    at_last,
+                    garbled: None,
+                });
             }
             Request::WatchList { rv, .. } => {
                 c.outstanding = Some(Outstanding::WatchList { rv: *rv });
@@ -378,6 +401,7 @@ impl Monitor {
                     synthetic: true,
                     initial: true,
                     at_last,
+                    garbled: None,
                 });
             }
         }
@@ -531,6 +555,12 @@ impl Monitor {
         }
         self.track_completeness(client, rv, key);
         let Some(stream) = self.clients[i].stream else { return };
+        if let Some(lost) = stream.garbled {
+            // The line that did not decode carried an event; a client that reads on takes the stream
+            // with that event missing.
+            let detail = format!("took {event} from a stream after a line that did not decode ({lost} lost)");
+            self.fail(Property::WatchReliable, Some(client), detail);
+        }
         // E8: several events may share an RV (a multi-key revision), each key once; a bookmark may
         // carry the RV of the last event sent (A8).
         let repeated = key.is_some_and(|k| rv == stream.last && stream.at_last.contains(k));
@@ -573,7 +603,8 @@ impl Monitor {
         (c.latest, c.complete, c.open_keys) = (rv, rv, KeySet::default());
         c.outstanding = Some(Outstanding::Watch);
         let at_last = KeySet::default();
-        c.stream = Some(Stream { from: rv, last: rv, synthetic: false, initial: false, at_last });
+        c.stream =
+            Some(Stream { from: rv, last: rv, synthetic: false, initial: false, at_last, garbled: None });
     }
 
     /// E8: what the client knows complete, from the RVs it received.
@@ -588,11 +619,12 @@ impl Monitor {
     }
 
     /// C8: readiness follows the first full list.
-    fn readiness(&mut self, client: ClientId, synced: bool) {
+    fn readiness(&mut self, client: ClientId, synced: bool, between_events: bool) {
         let c = &self.clients[usize::from(client.0)];
         let detail = match (c.listed, synced) {
             (false, true) => "reports ready before any full LIST reached its cache",
-            (true, false) => "is not ready although a full LIST reached its cache",
+            // A list that arrived but waits unread (the client sleeps a backoff) has not reached it.
+            (true, false) if between_events => "is not ready although a full LIST reached its cache",
             _ => return,
         };
         self.fail(Property::ReadyMeansListed, Some(client), detail.to_string());
@@ -700,7 +732,7 @@ impl Monitor {
             c.requests_without_progress = 0;
         }
         c.claimed = view.resource_version;
-        self.readiness(client, view.synced);
+        self.readiness(client, view.synced, view.between_events);
         let c = &mut self.clients[i];
         let told = c.notified.len() != view.cache.len()
             || view.cache.objects().any(|o| c.notified.get(&o.key) != Some(o));

@@ -160,6 +160,7 @@ impl<U: UnderTest> Client for Harnessed<U> {
             }
             Input::Broken => lock(&wire).broken(),
             Input::Opened => lock(&wire).opened(&wire),
+            Input::Garbled => lock(&wire).garbled(&wire),
             Input::Timer(_) => {
                 if let Some((_, after)) = self.timer() {
                     self.rt.block_on(tokio::time::advance(Duration::from_millis(after)));
@@ -191,6 +192,11 @@ impl<U: UnderTest> Client for Harnessed<U> {
 
     fn next_timer(&self) -> Option<(Timer, Millis)> {
         self.timer()
+    }
+
+    fn unread(&self) -> bool {
+        let ex = lock(self.wire());
+        ex.unread > 0 || ex.end_unread
     }
 
     fn halted(&self) -> Option<String> {

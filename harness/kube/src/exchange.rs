@@ -55,6 +55,10 @@ pub struct Exchange {
     pub awaiting_since: Option<Instant>,
     /// Watch events the client took off a body, in order, not yet folded by the adapter.
     pub taken: Vec<WatchEvent>,
+    /// Chunks sent on the open connection's body that the client has not read yet, and whether the
+    /// end of that body waits unread too.
+    pub unread: usize,
+    pub end_unread: bool,
     /// The RV of the initial-events-end bookmark the client took last, until its stream's `InitDone`
     /// reads it.
     pub initial_end: Option<listwatch_model::Rev>,
@@ -98,6 +102,7 @@ impl Exchange {
         self.next_id += 1;
         self.activity += 1;
         self.awaiting_since = None;
+        (self.unread, self.end_unread) = (0, false);
         self.open = Some(Open { id: self.next_id, request, reply: Some(tx), body: None, over: false });
         self.effects.push_back(Effect::Send(request));
         rx
@@ -135,6 +140,14 @@ impl Exchange {
                 self.finish();
             }
         }
+    }
+
+    /// The next line of the open watch arrives mangled: a line that is not JSON.
+    pub fn garbled(&mut self, shared: &Shared) {
+        self.opened(shared);
+        let line =
+            Bytes::from_static(b"{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"ConfigMap\",\x00\x17}\n");
+        self.push(Chunk { bytes: Ok(line), event: None });
     }
 
     /// The connection broke under the client: a pending request fails, an open body ends in an error.
@@ -181,13 +194,16 @@ impl Exchange {
 
     fn push(&mut self, chunk: Chunk) {
         if let Some(body) = self.open.as_ref().filter(|o| !o.over).and_then(|o| o.body.as_ref()) {
-            let _ = body.send(chunk);
+            if body.send(chunk).is_ok() {
+                self.unread += 1;
+            }
         }
     }
 
     /// The server is done with the connection: the body ends once its queued chunks are read.
     fn finish(&mut self) {
         if let Some(open) = self.open.as_mut() {
+            self.end_unread |= open.body.is_some();
             open.over = true;
             open.body = None;
             open.reply = None;
@@ -196,9 +212,13 @@ impl Exchange {
     }
 
     fn dropped(&mut self, id: u64) {
+        if self.open.as_ref().is_some_and(|o| o.id == id) {
+            (self.unread, self.end_unread) = (0, false);
+        }
         if self.open.as_ref().is_some_and(|o| o.id == id && !o.over) {
             self.effects.push_back(Effect::Cancel);
             self.finish();
+            self.end_unread = false;
         }
     }
 }
@@ -229,7 +249,13 @@ impl Body for WireBody {
         if let Some(shared) = &self.shared {
             let mut ex = lock(shared);
             ex.activity += 1;
-            let current = ex.open.as_ref().is_some_and(|o| Some(o.id) == self.id && !o.over);
+            let this = ex.open.as_ref().is_some_and(|o| Some(o.id) == self.id);
+            let current = this && ex.open.as_ref().is_some_and(|o| !o.over);
+            match &polled {
+                Poll::Ready(Some(_)) if this => ex.unread = ex.unread.saturating_sub(1),
+                Poll::Ready(None) if this => ex.end_unread = false,
+                _ => {}
+            }
             match &polled {
                 Poll::Ready(Some(chunk)) => {
                     ex.awaiting_since = None;

@@ -142,6 +142,34 @@ fn kube_runtime_pages_as_the_world_does() {
     );
 }
 
+/// A watch line that does not decode: client-go (the model reflector) ends the watch and relists;
+/// kube-runtime yields the decode error and reads on from the same stream, without the event.
+#[test]
+fn a_garbled_line_is_read_past() {
+    use listwatch_model::{FaultKind, FaultKinds, Key};
+    let mut config = listwatch_harness::scope::Scope::Small.config();
+    config.fault_kinds = FaultKinds::NONE.with(FaultKind::GarbledLine);
+    config.faults = 1;
+    config.servers = 1;
+    config.reflectors = 1;
+    let (c, s) = (ClientId(0), ServerId(0));
+    let steps = [
+        Action::Route(c, s),
+        Action::Deliver(c),
+        Action::Route(c, s),
+        Action::Fault(listwatch_model::Fault::Garble(c)),
+        Action::Create(Key(0)),
+        Action::Ingest(s),
+        Action::Deliver(c),
+        Action::Update(Key(0)),
+        Action::Ingest(s),
+        Action::Deliver(c),
+    ];
+    let kube = kube("kube-runtime,waiters=1").judge(0, config, &steps);
+    assert_eq!(kube.0, Verdict::Breaks { property: Property::WatchReliable, step: 10 }, "{:?}", kube.1);
+    assert_eq!(ClientChoice::Model.judge(0, config, &steps).0, Verdict::Holds);
+}
+
 #[test]
 fn same_seed_same_run() {
     for spec in ["kube-runtime", "kube-runtime-streaming,waiters=1", "kube-runtime-any-no-backoff,waiters=1"]

@@ -83,7 +83,7 @@ pub struct Draw {
     pub seed: u64,
     pub config: Config,
     /// Weight of each step kind (index: non-fault kinds, then fault kinds); 0 for fault kinds off.
-    weights: [u32; 22],
+    weights: [u32; 23],
     /// Per API server: whether server faults (eviction, cache relist, restart) may hit it. Swarm over
     /// targets: a server that never relists keeps its cache's RV where the watched writes left it.
     fault_targets: [bool; 8],
@@ -132,16 +132,24 @@ impl Draw {
 
     /// Draw a world and a fault mix from `seed`, with `flaws` on. The generator goes on to pick the steps.
     pub fn new(seed: u64, flaws: Flaws) -> (Draw, Rng) {
+        Self::new_with(seed, flaws, false)
+    }
+
+    /// [`Self::new`]; with `wire`, for a client that reads Kubernetes' real wire, a third of the seeds
+    /// also draw a fault of the wire (a watch line that does not decode), from a stream of their own, so
+    /// that the model reflector's seeds stay the runs they always were.
+    pub fn new_with(seed: u64, flaws: Flaws, wire: bool) -> (Draw, Rng) {
         let mut rng = Rng::new(seed);
         let manager = rng
             .chance(1, 3)
             .then(|| ManagerConfig { clusters: rng.between(1, 3), requests: rng.between(1, 4) });
         let mut fault_kinds = FaultKinds::NONE;
-        let mut weights = [0u32; 22];
+        let mut weights = [0u32; 23];
         // Fault kinds added since seeds were first published are drawn from a stream of their own, so
         // that a seed that does not draw them is the run it always was.
         let (first, added) = FaultKind::ALL.split_at(9);
-        let (added, streaming_kinds) = added.split_at(1);
+        let (added, later) = added.split_at(1);
+        let (streaming_kinds, wire_kinds) = later.split_at(1);
         let mut extra = Rng::new(seed ^ 0xa9a9_5eed_0000_0001);
         let mut added_kinds = FaultKinds::NONE;
         for &kind in added {
@@ -164,6 +172,13 @@ impl Draw {
             if mode == ListMode::WatchList && streaming.chance(1, 3) {
                 added_kinds = added_kinds.with(kind);
                 weights[StepKind::Fault(kind).index()] = 1 << streaming.below(6);
+            }
+        }
+        let mut over_the_wire = Rng::new(seed ^ 0x3a1e_5eed_0000_0003);
+        for &kind in wire_kinds.iter().filter(|_| wire) {
+            if over_the_wire.chance(1, 3) {
+                added_kinds = added_kinds.with(kind);
+                weights[StepKind::Fault(kind).index()] = 1 << over_the_wire.below(6);
             }
         }
         for &kind in first {
@@ -240,6 +255,10 @@ impl Draw {
         }
         for kind in added_kinds.iter().filter(|_| config.lease_revokes == 0) {
             config.fault_kinds = config.fault_kinds.with(kind);
+        }
+        // A wire fault needs a budget of its own where the seed drew no other fault.
+        if config.fault_kinds.has(FaultKind::GarbledLine) && config.faults == 0 {
+            config.faults = over_the_wire.between(1, 4);
         }
         (Draw { seed, config, weights, fault_targets, late_foreign_writes, late_start, late_faults }, rng)
     }

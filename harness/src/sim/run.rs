@@ -78,7 +78,7 @@ pub fn run_seed_with<K: Clients>(
     safety_steps: u32,
     heal_limit: u32,
 ) -> Run {
-    let (draw, mut rng) = Draw::new(seed, flaws);
+    let (draw, mut rng) = Draw::new_with(seed, flaws, clients.over_the_wire());
     let config = draw.config;
     let (mut sys, seen) = System::start_with(config, |id| clients.make(&config, seed, id));
     let mut monitor = Monitor::new(&sys, &seen);
