@@ -154,6 +154,11 @@ impl ClientChoice {
         with_clients!(self, k => judge_with(k, seed, config, actions))
     }
 
+    /// Every schedule of `config` of at most `depth` steps with this client (`crate::bounded`).
+    pub fn bounded(&self, config: Config, depth: usize, max_schedules: u64) -> crate::bounded::Bounded {
+        with_clients!(self, k => crate::bounded::explore(k, config, depth, max_schedules))
+    }
+
     /// The first action of `actions` this client's system does not enable where it stands, if any.
     pub fn first_disabled(&self, seed: u64, config: Config, actions: &[Action]) -> Option<usize> {
         with_clients!(self, k => {

@@ -170,6 +170,24 @@ fn a_garbled_line_is_read_past() {
     assert_eq!(ClientChoice::Model.judge(0, config, &steps).0, Verdict::Holds);
 }
 
+/// The bounded exhaustive mode (`check --client`) finds the shortest schedules: the first LIST for the
+/// lost readiness wake-ups, and a watch that ends at once for the re-watch without backoff.
+#[test]
+fn bounded_mode_finds_the_shortest_schedules() {
+    let config = listwatch_harness::scope::worlds(listwatch_harness::scope::Scope::Small, Flaws::NONE)
+        .into_iter()
+        .find(|w| w.name == "list-watch")
+        .expect("the list-watch world")
+        .config;
+    let run = kube("kube-runtime").bounded(config, 4, 1_000_000);
+    let (steps, v) = run.broke.expect("readiness breaks");
+    assert_eq!((steps.len(), v.property), (2, Property::ReadyMeansListed));
+    let run = kube("kube-runtime,waiters=1").bounded(config, 6, 1_000_000);
+    let (steps, v) = run.broke.expect("backoff breaks");
+    assert_eq!((steps.len(), v.property), (5, Property::Backoff), "{v}");
+    assert!(run.schedules > 1_000, "every schedule of 4 steps first: {}", run.schedules);
+}
+
 #[test]
 fn same_seed_same_run() {
     for spec in ["kube-runtime", "kube-runtime-streaming,waiters=1", "kube-runtime-any-no-backoff,waiters=1"]

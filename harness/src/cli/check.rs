@@ -211,6 +211,13 @@ pub struct CheckArgs {
     /// Write every counterexample into DIR as a trace file (PROPERTY.WORLD.json), for replay and show
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Check a client the checker cannot explore (`listwatch clients`; needs --features kube) by
+    /// re-execution: every schedule of at most --depth steps of each world, each from a fresh client
+    #[arg(long, value_name = "NAME", default_value = "model", value_parser = crate::clients::ClientChoice::parse)]
+    pub client: crate::clients::ClientChoice,
+    /// With --client: the bound on a schedule's steps
+    #[arg(long, value_name = "N", default_value = "6", value_parser = positive, allow_hyphen_values = true)]
+    pub depth: u64,
     /// `bugs --corpus DIR`: write each flaw's shortest trace there.
     #[arg(skip)]
     pub corpus: Option<PathBuf>,
@@ -229,6 +236,8 @@ impl Default for CheckArgs {
             memory_limit_mib: None,
             json: false,
             out: None,
+            client: crate::clients::ClientChoice::Model,
+            depth: 6,
             corpus: None,
             addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
         }
@@ -373,6 +382,9 @@ fn vacuous(outcomes: &[Outcome]) -> bool {
 
 /// Run `check`; returns the exit status.
 pub fn check(args: &CheckArgs) -> i32 {
+    if !args.client.is_model() {
+        return check_bounded(args);
+    }
     let worlds = args.worlds(args.flaws());
     let outcomes = check_worlds(&worlds, args.search, args.limits(false));
     let text = if args.json {
@@ -453,6 +465,74 @@ fn write_corpus(dir: &std::path::Path, caught: &[report::Catch]) -> Result<(), S
 }
 
 /// Write trace files into `dir`, creating it.
+/// `check --client NAME`: the bounded exhaustive mode (`crate::bounded`), world by world. Exit 1 when a
+/// property breaks (its shortest schedule is printed, and written with --out), 2 when --max-states
+/// schedules ran out before the bound was covered, 0 otherwise.
+fn check_bounded(args: &CheckArgs) -> i32 {
+    if !args.flaws().is_empty() {
+        eprintln!("listwatch: --flaw: flaws are planted in the model reflector; --client is another client");
+        return 2;
+    }
+    let depth = usize::try_from(args.depth).unwrap_or(usize::MAX);
+    let (client, mut status, mut traces) = (args.client, 0, Vec::new());
+    println!(
+        "listwatch check --client {}: every schedule of at most {depth} steps of each world, re-executed \
+         from the start with a fresh client; states are not merged",
+        client.spec()
+    );
+    for w in args.worlds(Flaws::NONE) {
+        let started = std::time::Instant::now();
+        let run = client.bounded(w.config, depth, args.max_states);
+        let took = started.elapsed().as_secs_f64();
+        let counts = format!("{} schedules, {} steps", run.schedules, run.steps);
+        match &run.broke {
+            Some((steps, v)) => {
+                status = 1;
+                println!("  {}: {} breaks in {} steps ({counts})", w.name, v.property, steps.len());
+                println!("    {v}");
+                for (i, a) in steps.iter().enumerate() {
+                    println!("    {:>3}  {}", i + 1, crate::action_text::format(a));
+                }
+                let trace = crate::tracefile::Trace {
+                    title: format!(
+                        "{}: {} breaks in world {}; shortest schedule, check --client",
+                        client.spec(),
+                        v.property,
+                        w.name
+                    ),
+                    config: w.config,
+                    seed: Some(0),
+                    actions: steps.clone(),
+                    expect: crate::tracefile::Verdict::Breaks { property: v.property, step: steps.len() },
+                    client,
+                };
+                traces.push((
+                    format!("{}.{}.{}.json", client.spec().replace(',', "."), v.property.name(), w.name),
+                    trace,
+                ));
+            }
+            None if run.cut => {
+                status = status.max(2);
+                println!(
+                    "  {}: incomplete: --max-states {} schedules ran out at depth {} ({counts})",
+                    w.name,
+                    args.max_states,
+                    run.depth + 1
+                );
+            }
+            None => println!("  {}: every property holds to depth {} ({counts})", w.name, run.depth),
+        }
+        eprintln!("listwatch check: {}: {took:.1} s", w.name);
+    }
+    if let Some(dir) = &args.out {
+        if let Err(e) = write_traces(dir, traces.iter().map(|(name, t)| (name.as_str(), t))) {
+            eprintln!("listwatch: --out: {e}");
+            return 2;
+        }
+    }
+    status
+}
+
 fn write_traces<'a>(
     dir: &std::path::Path,
     traces: impl IntoIterator<Item = (&'a str, &'a crate::tracefile::Trace)>,
