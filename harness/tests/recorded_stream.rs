@@ -65,6 +65,7 @@ fn shown(rv: u32, synced: bool) -> Shown {
         resource_version: Rev(rv),
         synced,
         between_events: true,
+        unread: false,
         watch_at_rest: false,
         connected: true,
         scheduled: false,

@@ -187,6 +187,9 @@ pub struct ClientView<'a> {
     /// Whether it has nothing outstanding that would change its cache: no connection with queued
     /// messages and no pending cache operation.
     pub between_events: bool,
+    /// Whether something delivered to the client still waits to be read by it ([`crate::Client::unread`]);
+    /// never for the model reflector, which reads what arrives at once.
+    pub unread: bool,
     /// Whether a WATCH of the client is open at a server with nothing queued for it: at rest.
     pub watch_at_rest: bool,
     /// Whether the client has a connection (a request in flight or a stream open).

@@ -164,7 +164,8 @@ impl<C: Client> System<C> {
     pub fn view(&self, client: ClientId) -> ClientView<'_> {
         let c = &self.clients[usize::from(client.0)];
         let conn = self.network.conn(client);
-        let between_events = conn.is_none_or(|conn| conn.queue.is_empty()) && !c.unread();
+        let unread = c.unread();
+        let between_events = conn.is_none_or(|conn| conn.queue.is_empty()) && !unread;
         let watch_at_rest = between_events
             && conn.is_some_and(|conn| {
                 !conn.request.is_list()
@@ -174,6 +175,7 @@ impl<C: Client> System<C> {
                         .is_some_and(|s| self.servers[usize::from(s.0)].watches().contains_key(&client))
             });
         ClientView {
+            unread,
             resource_version: c.resource_version(),
             synced: c.has_synced(),
             between_events,

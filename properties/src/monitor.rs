@@ -139,6 +139,9 @@ impl std::fmt::Display for Failure {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ClientMonitor {
     pub claimed: Rev,
+    /// After the last step, something delivered to the client still waited to be read: its claim may
+    /// move up to what it received (`latest`) when it reads, in the step that re-watches.
+    pub unread: bool,
     /// E8: the highest RV the client received (a LIST's, an event's, a bookmark's), the last RV it
     /// knows complete (a LIST's, a bookmark's, or an event's that a later RV followed), and the keys
     /// whose events at `latest` arrived while it is not known complete.
@@ -366,7 +369,7 @@ impl Monitor {
         c.bookmarked = false;
         c.requests_without_progress = c.requests_without_progress.saturating_add(1);
         let burst = c.requests_without_progress;
-        let (claimed, complete, latest) = (c.claimed, c.complete, c.latest);
+        let (claimed, complete, latest, unread) = (c.claimed, c.complete, c.latest, c.unread);
         match request {
             Request::List { rv } | Request::ListPage { rv, .. } => {
                 c.outstanding = Some(Outstanding::List { rv: *rv });
@@ -419,7 +422,9 @@ impl Monitor {
             // E8: resuming from the last RV known complete, below the claim, is how a client gets the
             // rest of a revision whose events it may have got only in part.
             (Some(ending), Request::Watch { from: WatchFrom::Rv(rv), .. })
-                if *rv != claimed && !(*rv == complete && complete < latest) =>
+                if *rv != claimed
+                    && !(*rv == complete && complete < latest)
+                    && !(unread && claimed < *rv && *rv <= latest) =>
             {
                 let detail =
                     format!("re-watched from RV {rv} after {}, claiming RV {claimed}", ending.describe());
@@ -732,6 +737,7 @@ impl Monitor {
             c.requests_without_progress = 0;
         }
         c.claimed = view.resource_version;
+        c.unread = view.unread;
         self.readiness(client, view.synced, view.between_events);
         let c = &mut self.clients[i];
         let told = c.notified.len() != view.cache.len()
