@@ -50,6 +50,13 @@ pub fn show(args: &ShowArgs) -> Result<i32, UsageError> {
             return Ok(2);
         }
     };
+    if !trace.client.is_model() && format != "text" {
+        eprintln!(
+            "listwatch: {file}: --format {format} renders model-reflector traces; this one is of {}",
+            trace.client.spec()
+        );
+        return Ok(2);
+    }
     if !trace.client.is_model() {
         // The renderers step the model reflector; a foreign client's trace is shown as its steps and
         // the verdict its own replay gives.
