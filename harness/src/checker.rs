@@ -110,6 +110,12 @@ impl<C: Checkable> CheckModel<C> {
         }
     }
 
+    /// The world's initial state.
+    pub fn initial_state(&self) -> CheckState<C> {
+        let config = self.config;
+        CheckState::start_with(config, |c| (self.make)(&config, c))
+    }
+
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
@@ -164,8 +170,7 @@ impl<C: Checkable> Model for CheckModel<C> {
     type Action = Action;
 
     fn init_states(&self) -> Vec<CheckState<C>> {
-        let config = self.config;
-        vec![CheckState::start_with(config, |c| (self.make)(&config, c))]
+        vec![self.initial_state()]
     }
 
     fn actions(&self, state: &CheckState<C>, actions: &mut Vec<Action>) {
@@ -199,15 +204,22 @@ impl<C: Checkable> Model for CheckModel<C> {
 /// Breadth-first (shortest counterexamples) or depth-first (far less memory).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Search {
+    /// listwatch's own parallel breadth-first search ([`crate::bfs`]).
     Bfs,
+    /// stateright's depth-first checker.
     Dfs,
+    /// stateright's breadth-first checker on one thread: the reference [`Search::Bfs`] is tested against.
+    StaterightBfs,
 }
 
 /// Limits of one run.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// States generated (revisits included) before the run stops.
+    /// Unique states after which the run stops (stateright's checkers: states generated, revisits
+    /// included).
     pub max_states: usize,
+    /// Threads of the breadth-first search; its results do not depend on them.
+    pub threads: usize,
     /// How long the run may take; it stops within a fraction of a second of it.
     pub time_limit: Duration,
     /// Stop at the first violation (for catching flaws) instead of exploring everything.
@@ -221,11 +233,17 @@ impl Limits {
     pub fn states(max_states: usize, stop_at_violation: bool) -> Self {
         Limits {
             max_states,
+            threads: default_threads(),
             time_limit: Duration::from_secs(600),
             stop_at_violation,
             memory_limit_bytes: None,
         }
     }
+}
+
+/// One thread per core.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// Why a run ended before it explored everything.
@@ -320,7 +338,10 @@ pub fn run_labelled<C: Checkable>(
     label: &str,
 ) -> Outcome {
     let started = Instant::now();
-    let stop = Arc::clone(&model.stop);
+    let watch = Watch { stop: Arc::clone(&model.stop), limits, label, started };
+    if search == Search::Bfs {
+        return run_bfs(&model, limits, &watch);
+    }
     let builder = model
         .checker()
         // One thread: BFS then yields the shortest counterexample, and the same one on every run.
@@ -328,16 +349,100 @@ pub fn run_labelled<C: Checkable>(
         .target_state_count(limits.max_states);
     let builder =
         if limits.stop_at_violation { builder.finish_when(HasDiscoveries::AnyFailures) } else { builder };
-    let watch = Watch { stop, limits, label, started };
-    match search {
-        Search::Bfs => {
-            let (checker, cut) = watch.wait(builder.spawn_bfs());
-            summarize(checker, started, limits, cut)
-        }
-        Search::Dfs => {
-            let (checker, cut) = watch.wait(builder.spawn_dfs());
-            summarize(checker, started, limits, cut)
-        }
+    if search == Search::Dfs {
+        let checker = builder.spawn_dfs();
+        let cut = watch.wait(&StaterightRun::new(&checker));
+        let checker = checker.join();
+        // The run is over: stateright rebuilds each counterexample by replaying `actions`, which must
+        // offer the same steps again.
+        watch.stop.store(false, Ordering::Relaxed);
+        summarize(checker, started, limits, cut)
+    } else {
+        let checker = builder.spawn_bfs();
+        let cut = watch.wait(&StaterightRun::new(&checker));
+        let checker = checker.join();
+        watch.stop.store(false, Ordering::Relaxed);
+        summarize(checker, started, limits, cut)
+    }
+}
+
+/// The breadth-first search of [`crate::bfs`] on its own thread, watched from this one.
+fn run_bfs<C: Checkable>(model: &CheckModel<C>, limits: Limits, watch: &Watch<'_>) -> Outcome {
+    let progress = crate::bfs::Progress::default();
+    let settings = crate::bfs::Settings {
+        threads: limits.threads,
+        max_states: limits.max_states,
+        stop_at_violation: limits.stop_at_violation,
+    };
+    let (found, cut) = std::thread::scope(|scope| {
+        let searching = scope.spawn(|| crate::bfs::search(model, settings, &watch.stop, &progress));
+        let cut = watch.wait(&progress);
+        (searching.join(), cut)
+    });
+    watch.stop.store(false, Ordering::Relaxed);
+    let found = match found {
+        Ok(found) => found,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    let verdicts: Vec<Verdict> = Property::ALL
+        .into_iter()
+        .map(|property| Verdict {
+            property,
+            counterexample: found.violations[property as usize].clone(),
+            witnessed: found.witnessed[property as usize],
+        })
+        .collect();
+    let any_violation = verdicts.iter().any(|v| v.counterexample.is_some());
+    let cut = cut
+        .or_else(|| found.hit_max_states.then_some(Cut::MaxStates))
+        .or_else(|| (limits.stop_at_violation && any_violation).then_some(Cut::FirstViolation));
+    Outcome {
+        states: found.states,
+        depth: found.depth,
+        seconds: watch.started.elapsed().as_secs_f64(),
+        complete: cut.is_none(),
+        cut,
+        verdicts,
+    }
+}
+
+/// A run in progress, as the watch sees it.
+trait Running {
+    fn is_done(&self) -> bool;
+    fn states(&self) -> usize;
+    fn depth(&self) -> usize;
+}
+
+impl Running for crate::bfs::Progress {
+    fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+    fn states(&self) -> usize {
+        self.states.load(Ordering::Relaxed)
+    }
+    fn depth(&self) -> usize {
+        self.depth.load(Ordering::Relaxed)
+    }
+}
+
+/// A stateright checker running.
+struct StaterightRun<'a, C, K>(&'a K, std::marker::PhantomData<fn() -> C>);
+
+impl<'a, C: Checkable, K: Checker<CheckModel<C>>> StaterightRun<'a, C, K> {
+    fn new(checker: &'a K) -> Self {
+        StaterightRun(checker, std::marker::PhantomData)
+    }
+}
+
+impl<C: Checkable, K: Checker<CheckModel<C>>> Running for StaterightRun<'_, C, K> {
+    fn is_done(&self) -> bool {
+        self.0.is_done()
+    }
+    fn states(&self) -> usize {
+        self.0.unique_state_count()
+    }
+    fn depth(&self) -> usize {
+        self.0.max_depth()
     }
 }
 
@@ -353,7 +458,8 @@ struct Watch<'a> {
 impl Watch<'_> {
     const PLAIN_EVERY: Duration = Duration::from_secs(5);
 
-    fn wait<C: Checkable, K: Checker<CheckModel<C>>>(&self, checker: K) -> (K, Option<Cut>) {
+    /// Wait until the run is done; what cut it short, if anything did.
+    fn wait(&self, run: &impl Running) -> Option<Cut> {
         use std::io::IsTerminal;
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = indicatif::ProgressBar::new_spinner();
@@ -367,7 +473,7 @@ impl Watch<'_> {
         });
         let mut cut = None;
         let mut last_line = Instant::now();
-        while !checker.is_done() {
+        while !run.is_done() {
             std::thread::sleep(Duration::from_millis(50));
             if cut.is_none() {
                 cut = self.cut();
@@ -376,11 +482,11 @@ impl Watch<'_> {
                 }
             }
             let elapsed = self.started.elapsed();
-            let states = checker.unique_state_count();
+            let states = run.states();
             let line = format!(
                 "{states} states, {:.0} states/s, depth {}",
                 states as f64 / elapsed.as_secs_f64().max(1e-3),
-                checker.max_depth()
+                run.depth()
             );
             match &bar {
                 Some(bar) => {
@@ -400,11 +506,7 @@ impl Watch<'_> {
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
-        let checker = checker.join();
-        // The run is over: stateright rebuilds each counterexample by replaying `actions`, which must
-        // offer the same steps again.
-        self.stop.store(false, Ordering::Relaxed);
-        (checker, cut)
+        cut
     }
 
     fn cut(&self) -> Option<Cut> {

@@ -5,6 +5,7 @@
 //! (`trace`, `tracefile`, `render`, `report`). The command line (`cli`) sits on top; nothing imports it.
 
 pub mod action_text;
+pub mod bfs;
 pub mod bounded;
 pub mod checker;
 pub mod cli;

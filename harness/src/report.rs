@@ -24,6 +24,7 @@ fn search_name(search: Search) -> &'static str {
     match search {
         Search::Bfs => "bfs",
         Search::Dfs => "dfs",
+        Search::StaterightBfs => "stateright-bfs",
     }
 }
 

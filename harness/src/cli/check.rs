@@ -79,7 +79,8 @@ fn parse_search(v: &str) -> Result<Search, String> {
     match v {
         "bfs" => Ok(Search::Bfs),
         "dfs" => Ok(Search::Dfs),
-        _ => Err(format!("unknown checker '{v}' (known: bfs, dfs)")),
+        "stateright-bfs" => Ok(Search::StaterightBfs),
+        _ => Err(format!("unknown checker '{v}' (known: bfs, dfs, stateright-bfs)")),
     }
 }
 
@@ -193,10 +194,16 @@ impl Shape {
 pub struct CheckArgs {
     #[command(flatten)]
     pub worlds: WorldArgs,
-    /// Breadth-first (shortest counterexamples) or depth-first (far less memory)
-    #[arg(long = "checker", value_name = "bfs|dfs", default_value = "bfs", value_parser = parse_search)]
+    /// Breadth-first (shortest counterexamples, the same on any number of threads), stateright's
+    /// depth-first checker (far less memory), or stateright's breadth-first checker on one thread (the
+    /// reference the first is tested against)
+    #[arg(long = "checker", value_name = "bfs|dfs|stateright-bfs", default_value = "bfs", value_parser = parse_search)]
     pub search: Search,
-    /// States generated (revisits included) before the run stops, incomplete
+    /// Threads of the breadth-first search [default: one per core]; the result does not depend on it
+    #[arg(long, value_name = "N", value_parser = positive, allow_hyphen_values = true)]
+    pub threads: Option<u64>,
+    /// Unique states (stateright's checkers: states generated, revisits included) before the run stops,
+    /// incomplete
     #[arg(long, value_name = "N", default_value = "20000000", value_parser = positive, allow_hyphen_values = true)]
     pub max_states: u64,
     /// Seconds before the run stops, incomplete
@@ -231,6 +238,7 @@ impl Default for CheckArgs {
         CheckArgs {
             worlds: WorldArgs::default(),
             search: Search::Bfs,
+            threads: None,
             max_states: 20_000_000,
             time_limit_secs: 600,
             memory_limit_mib: None,
@@ -326,6 +334,7 @@ impl CheckArgs {
     pub fn limits(&self, stop_at_violation: bool) -> Limits {
         Limits {
             max_states: usize::try_from(self.max_states).unwrap_or(usize::MAX),
+            threads: self.threads.map_or_else(crate::checker::default_threads, |n| n as usize),
             time_limit: Duration::from_secs(self.time_limit_secs),
             stop_at_violation,
             memory_limit_bytes: self.memory_limit_mib.map(|m| m << 20).or_else(default_memory_limit),

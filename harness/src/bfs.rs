@@ -1,0 +1,264 @@
+//! listwatch's own breadth-first search over a [`CheckModel`]: level by level, the states of a level
+//! judged and expanded on every thread, their successors merged in the order a one-thread FIFO search
+//! would meet them. The states found, their order, the verdicts and the counterexamples are therefore
+//! the same whatever the number of threads.
+//!
+//! Why not stateright's `BfsChecker` (still used for `--checker dfs` and the Explorer, and the reference
+//! this search is tested against, `harness/tests/bfs.rs`): it fingerprints with SipHash, shares its
+//! visited set through a `DashMap` on every insert, judges all 26 stateright properties at every state
+//! and keeps one lock-free queue per worker, so that its counterexamples depend on thread timing. Here
+//! a state is fingerprinted with foldhash's quality hasher by the thread that made it, the visited set
+//! is read without locks while a level is expanded and written only between levels, a property is
+//! judged only until it is decided, and a state is stored once: its parent's number and the step that
+//! reached it (BENCHMARKS.md has the figures side by side).
+
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use hashbrown::HashTable;
+use listwatch_model::Action;
+use listwatch_properties::{violation, witnessed, Property, Violation};
+use rayon::prelude::*;
+
+use crate::checker::{CheckModel, CheckState, Checkable};
+
+/// How a state's fingerprint is taken: 64 bits of foldhash's quality hasher with a fixed seed, so that
+/// a run is the same on every run. Two different states with one fingerprint would make the second
+/// look visited; at 10^8 states the chance of any such pair is about 3 in 10,000 (the birthday bound),
+/// the same trade stateright and TLC make.
+const SEED: u64 = 0x6c69_7374_7761_7463;
+
+fn fingerprint<C: Checkable>(state: &CheckState<C>) -> u64 {
+    foldhash::quality::FixedState::with_seed(SEED).hash_one(state)
+}
+
+/// A state's number is its place in BFS order; its parent's number and the step that reached it are
+/// all that is kept of it once its level is done.
+#[derive(Clone, Copy, Debug)]
+struct Parent {
+    parent: u32,
+    action: Action,
+}
+
+const ROOT: u32 = u32::MAX;
+
+/// What a run reports while it runs: read by the progress line and the limits' watch.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub states: AtomicUsize,
+    pub depth: AtomicUsize,
+    pub done: AtomicBool,
+}
+
+/// What a search found.
+#[derive(Debug)]
+pub struct Found {
+    /// Unique states judged.
+    pub states: usize,
+    /// Steps from the initial state to the deepest state judged (the initial state's depth is 1, as in
+    /// stateright).
+    pub depth: usize,
+    /// Per property, the first violation in BFS order: its steps and the violation.
+    pub violations: Vec<Option<(Vec<Action>, Violation)>>,
+    pub witnessed: Vec<bool>,
+    /// Whether the search stopped at `max_states` before the state space was exhausted.
+    pub hit_max_states: bool,
+}
+
+/// What one thread made of one chunk of a level.
+#[derive(Default)]
+struct Chunk {
+    /// (place in the level, property, violation): the first of each property in the chunk.
+    violations: Vec<(usize, Property, Violation)>,
+    witnessed: [bool; Property::COUNT],
+    /// Successors not visited before this level: fingerprint, parent's place in the level, step. The
+    /// state itself is dropped at once and made again if it is new: keeping every successor until the
+    /// level is merged costs more in memory traffic than the second step costs.
+    successors: Vec<(u64, u32, Action)>,
+}
+
+/// The settings of one search.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    pub threads: usize,
+    /// Unique states after which no more are taken: the search judges what it has and stops.
+    pub max_states: usize,
+    /// Stop once any property is violated (the level it was found in is finished first).
+    pub stop_at_violation: bool,
+}
+
+/// Search `model` breadth-first. `stop` ends it early (a deadline, a signal, a memory limit): what was
+/// judged so far is reported.
+pub fn search<C: Checkable>(
+    model: &CheckModel<C>,
+    settings: Settings,
+    stop: &AtomicBool,
+    progress: &Progress,
+) -> Found {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(settings.threads.max(1))
+        .thread_name(|i| format!("bfs-{i}"))
+        .build();
+    let found = match pool {
+        Ok(pool) => pool.install(|| search_in_pool(model, settings, stop, progress)),
+        // No threads could be made: search on this one.
+        Err(_) => search_in_pool(model, settings, stop, progress),
+    };
+    progress.done.store(true, Ordering::Release);
+    found
+}
+
+fn search_in_pool<C: Checkable>(
+    model: &CheckModel<C>,
+    settings: Settings,
+    stop: &AtomicBool,
+    progress: &Progress,
+) -> Found {
+    let init = model.initial_state();
+    let mut visited: HashTable<u64> = HashTable::new();
+    let mut parents: Vec<Parent> = Vec::new();
+    let init_fp = fingerprint(&init);
+    visited.insert_unique(init_fp, init_fp, |fp| *fp);
+    parents.push(Parent { parent: ROOT, action: Action::Heal });
+
+    let mut first_violation: Vec<Option<(u32, Violation)>> = vec![None; Property::COUNT];
+    let mut witnessed_any = [false; Property::COUNT];
+    // The level being judged and expanded, and each state's number.
+    let mut level: Vec<CheckState<C>> = vec![init];
+    let mut ids: Vec<u32> = vec![0];
+    let mut depth = 0;
+    let mut hit_max_states = false;
+    let threads = rayon::current_num_threads();
+
+    while !level.is_empty() {
+        depth += 1;
+        progress.depth.store(depth, Ordering::Relaxed);
+        let want_violation: [bool; Property::COUNT] = std::array::from_fn(|i| first_violation[i].is_none());
+        let want_witness: [bool; Property::COUNT] = std::array::from_fn(|i| !witnessed_any[i]);
+        let expand = !hit_max_states;
+        let chunk_len = (level.len() / (threads * 8)).clamp(16, 4096);
+        let visited_now = &visited;
+        let chunks: Vec<Chunk> = level
+            .par_chunks(chunk_len)
+            .enumerate()
+            .map(|(n, states)| {
+                let mut out = Chunk::default();
+                let mut actions = Vec::new();
+                for (i, state) in states.iter().enumerate() {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let place = n * chunk_len + i;
+                    judge(state, place, &want_violation, &want_witness, &mut out);
+                    if !expand || state.monitor.violation.is_some() {
+                        continue;
+                    }
+                    actions.clear();
+                    state.sys.actions(&mut actions);
+                    for &action in &actions {
+                        let mut next = state.clone();
+                        next.step(action);
+                        let fp = fingerprint(&next);
+                        if visited_now.find(fp, |v| *v == fp).is_none() {
+                            out.successors.push((fp, place as u32, action));
+                        }
+                    }
+                }
+                out
+            })
+            .collect();
+
+        // The level's verdicts: per property, its first violation in BFS order.
+        for chunk in &chunks {
+            for (i, w) in chunk.witnessed.iter().enumerate() {
+                witnessed_any[i] |= *w;
+            }
+            for (place, property, v) in &chunk.violations {
+                let slot = &mut first_violation[*property as usize];
+                if slot.is_none() {
+                    *slot = Some((ids[*place], v.clone()));
+                }
+            }
+        }
+        if stop.load(Ordering::Relaxed)
+            || (settings.stop_at_violation && first_violation.iter().any(Option::is_some))
+        {
+            break;
+        }
+
+        // The next level: successors in order, each state once.
+        let mut new: Vec<(u32, Action)> = Vec::new();
+        let mut new_ids: Vec<u32> = Vec::new();
+        'merge: for chunk in &chunks {
+            for &(fp, place, action) in &chunk.successors {
+                if let hashbrown::hash_table::Entry::Vacant(slot) = visited.entry(fp, |v| *v == fp, |v| *v) {
+                    slot.insert(fp);
+                    let id = parents.len() as u32;
+                    parents.push(Parent { parent: ids[place as usize], action });
+                    new.push((place, action));
+                    new_ids.push(id);
+                    if parents.len() >= settings.max_states {
+                        hit_max_states = true;
+                        break 'merge;
+                    }
+                }
+            }
+        }
+        drop(chunks);
+        progress.states.store(parents.len(), Ordering::Relaxed);
+        let next: Vec<CheckState<C>> = new
+            .par_iter()
+            .map(|&(place, action)| {
+                let mut state = level[place as usize].clone();
+                state.step(action);
+                state
+            })
+            .collect();
+        drop_in_parallel(std::mem::replace(&mut level, next));
+        ids = new_ids;
+    }
+
+    let states = parents.len();
+    let violations = first_violation
+        .into_iter()
+        .map(|v| v.map(|(id, violation)| (path(&parents, id), violation)))
+        .collect();
+    Found { states, depth, violations, witnessed: witnessed_any.to_vec(), hit_max_states }
+}
+
+/// Judge one state for the properties still undecided.
+fn judge<C: Checkable>(
+    state: &CheckState<C>,
+    place: usize,
+    want_violation: &[bool; Property::COUNT],
+    want_witness: &[bool; Property::COUNT],
+    out: &mut Chunk,
+) {
+    for property in Property::ALL {
+        let i = property as usize;
+        if want_violation[i] && !out.violations.iter().any(|(_, p, _)| *p == property) {
+            if let Some(v) = violation(property, &state.sys, &state.monitor) {
+                out.violations.push((place, property, v));
+            }
+        }
+        if want_witness[i] && !out.witnessed[i] && witnessed(property, &state.sys, &state.monitor) {
+            out.witnessed[i] = true;
+        }
+    }
+}
+
+/// The steps from the initial state to state `id`.
+fn path(parents: &[Parent], mut id: u32) -> Vec<Action> {
+    let mut steps = Vec::new();
+    while parents[id as usize].parent != ROOT {
+        steps.push(parents[id as usize].action);
+        id = parents[id as usize].parent;
+    }
+    steps.reverse();
+    steps
+}
+
+/// Freeing millions of states is a good part of a level's work: it is shared out too.
+fn drop_in_parallel<T: Send>(items: Vec<T>) {
+    items.into_par_iter().for_each(drop);
+}
