@@ -85,6 +85,19 @@ pub struct Settings {
     pub max_states: usize,
     /// Stop once any property is violated (the level it was found in is finished first).
     pub stop_at_violation: bool,
+    /// Keep one state of each class of states that differ only in the API servers' names
+    /// ([`listwatch_model::System::canonical_server_order`]), where the world's servers are alike.
+    pub symmetry: bool,
+}
+
+/// The state `action` leads to from `state`, its servers in canonical order under symmetry.
+fn successor<C: Checkable>(state: &CheckState<C>, action: Action, symmetry: bool) -> CheckState<C> {
+    let mut next = state.clone();
+    next.step(action);
+    if symmetry {
+        next.sys.canonicalize_servers();
+    }
+    next
 }
 
 /// Search `model` breadth-first. `stop` ends it early (a deadline, a signal, a memory limit): what was
@@ -114,7 +127,11 @@ fn search_in_pool<C: Checkable>(
     stop: &AtomicBool,
     progress: &Progress,
 ) -> Found {
-    let init = model.initial_state();
+    let symmetry = settings.symmetry && model.initial_state().sys.servers_symmetric();
+    let mut init = model.initial_state();
+    if symmetry {
+        init.sys.canonicalize_servers();
+    }
     let mut visited: HashTable<u64> = HashTable::new();
     let mut parents: Vec<Parent> = Vec::new();
     let init_fp = fingerprint(&init);
@@ -156,8 +173,7 @@ fn search_in_pool<C: Checkable>(
                     actions.clear();
                     state.sys.actions(&mut actions);
                     for &action in &actions {
-                        let mut next = state.clone();
-                        next.step(action);
+                        let next = successor(state, action, symmetry);
                         let fp = fingerprint(&next);
                         if visited_now.find(fp, |v| *v == fp).is_none() {
                             out.successors.push((fp, place as u32, action));
@@ -206,12 +222,11 @@ fn search_in_pool<C: Checkable>(
         }
         drop(chunks);
         progress.states.store(parents.len(), Ordering::Relaxed);
+        // Made again, in order; a stop leaves the level unfinished, and the search ends with it.
         let next: Vec<CheckState<C>> = new
             .par_iter()
-            .map(|&(place, action)| {
-                let mut state = level[place as usize].clone();
-                state.step(action);
-                state
+            .filter_map(|&(place, action)| {
+                (!stop.load(Ordering::Relaxed)).then(|| successor(&level[place as usize], action, symmetry))
             })
             .collect();
         drop_in_parallel(std::mem::replace(&mut level, next));
@@ -221,7 +236,19 @@ fn search_in_pool<C: Checkable>(
     let states = parents.len();
     let violations = first_violation
         .into_iter()
-        .map(|v| v.map(|(id, violation)| (path(&parents, id), violation)))
+        .enumerate()
+        .map(|(i, v)| {
+            v.map(|(id, found)| {
+                let steps = path(&parents, id);
+                if !symmetry {
+                    return (steps, found);
+                }
+                let (steps, end) = realize(model, &steps);
+                // The same violation, now in the names of the real run.
+                let found = violation(Property::ALL[i], &end.sys, &end.monitor).unwrap_or(found);
+                (steps, found)
+            })
+        })
         .collect();
     Found { states, depth, violations, witnessed: witnessed_any.to_vec(), hit_max_states }
 }
@@ -256,6 +283,29 @@ fn path(parents: &[Parent], mut id: u32) -> Vec<Action> {
     }
     steps.reverse();
     steps
+}
+
+/// The real steps from the initial state of a path found under symmetry, whose steps name the servers
+/// of each state's canonical form, and the state they end in. The canonical run is replayed beside
+/// the real one; `order[i]` is the real server that canonical server `i` stands for.
+fn realize<C: Checkable>(model: &CheckModel<C>, steps: &[Action]) -> (Vec<Action>, CheckState<C>) {
+    let mut real = model.initial_state();
+    let mut canonical = real.clone();
+    let mut order: Vec<_> = canonical
+        .sys
+        .canonicalize_servers()
+        .unwrap_or_else(|| real.sys.servers().iter().map(|s| s.id()).collect());
+    let mut out = Vec::with_capacity(steps.len());
+    for &step in steps {
+        let action = step.rename_servers(|s| order[usize::from(s.0)]);
+        real.step(action);
+        out.push(action);
+        canonical.step(step);
+        if let Some(q) = canonical.sys.canonicalize_servers() {
+            order = q.iter().map(|s| order[usize::from(s.0)]).collect();
+        }
+    }
+    (out, real)
 }
 
 /// Freeing millions of states is a good part of a level's work: it is shared out too.

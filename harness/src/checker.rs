@@ -220,6 +220,8 @@ pub struct Limits {
     pub max_states: usize,
     /// Threads of the breadth-first search; its results do not depend on them.
     pub threads: usize,
+    /// The breadth-first search's symmetry reduction over API servers ([`crate::bfs::Settings`]).
+    pub symmetry: bool,
     /// How long the run may take; it stops within a fraction of a second of it.
     pub time_limit: Duration,
     /// Stop at the first violation (for catching flaws) instead of exploring everything.
@@ -234,6 +236,7 @@ impl Limits {
         Limits {
             max_states,
             threads: default_threads(),
+            symmetry: true,
             time_limit: Duration::from_secs(600),
             stop_at_violation,
             memory_limit_bytes: None,
@@ -373,6 +376,7 @@ fn run_bfs<C: Checkable>(model: &CheckModel<C>, limits: Limits, watch: &Watch<'_
         threads: limits.threads,
         max_states: limits.max_states,
         stop_at_violation: limits.stop_at_violation,
+        symmetry: limits.symmetry,
     };
     let (found, cut) = std::thread::scope(|scope| {
         let searching = scope.spawn(|| crate::bfs::search(model, settings, &watch.stop, &progress));

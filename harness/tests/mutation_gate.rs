@@ -14,6 +14,7 @@ use listwatch_properties::Property;
 const LIMITS: Limits = Limits {
     max_states: 3_000_000,
     threads: 1,
+    symmetry: true,
     time_limit: Duration::from_secs(60),
     stop_at_violation: false,
     memory_limit_bytes: None,

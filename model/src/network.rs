@@ -136,6 +136,31 @@ impl Network {
         self.affinity.retain(|_, s| *s != server);
     }
 
+    /// Every reference to a server under its new name, for the symmetry reduction.
+    pub(crate) fn rename_servers(&mut self, rename: impl Fn(ServerId) -> ServerId) {
+        for conn in self.conns.values_mut() {
+            conn.server = conn.server.map(&rename);
+        }
+        for server in self.affinity.values_mut() {
+            *server = rename(*server);
+        }
+    }
+
+    /// Hash the clients routed to or attached to `server`, for the symmetry reduction.
+    pub(crate) fn hash_links<H: std::hash::Hasher>(&self, server: ServerId, state: &mut H) {
+        use std::hash::Hash;
+        for (client, conn) in &self.conns {
+            if conn.server == Some(server) {
+                (0u8, client).hash(state);
+            }
+        }
+        for (client, s) in &self.affinity {
+            if *s == server {
+                (1u8, client).hash(state);
+            }
+        }
+    }
+
     /// Whether nothing is in flight anywhere.
     pub fn idle(&self) -> bool {
         self.conns.values().all(|c| c.queue.is_empty())

@@ -114,6 +114,45 @@ impl ApiServer {
         self.id
     }
 
+    /// Everything about this server but its name, for the checker's symmetry reduction
+    /// ([`crate::System::canonical_server_order`]).
+    pub(crate) fn hash_content<H: std::hash::Hasher>(&self, state: &mut H) {
+        use std::hash::Hash;
+        let ApiServer {
+            id: _,
+            cache,
+            watches,
+            waiting_lists,
+            waiting_watch_lists,
+            flaws,
+            cache_window,
+            initializing,
+            resilient_init,
+        } = self;
+        (
+            cache,
+            watches,
+            waiting_lists,
+            waiting_watch_lists,
+            flaws,
+            cache_window,
+            initializing,
+            resilient_init,
+        )
+            .hash(state);
+    }
+
+    /// The same server under another name: its etcd watch moves with it
+    /// ([`Store::rename_watchers`]).
+    pub(crate) fn renamed(self, id: ServerId) -> Self {
+        ApiServer { id, ..self }
+    }
+
+    /// The etcd watch of this server's cache.
+    pub(crate) fn watcher_id(&self) -> WatcherId {
+        Self::watcher(self.id)
+    }
+
     pub fn cache(&self) -> &WatchCache {
         &self.cache
     }

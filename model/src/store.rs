@@ -354,6 +354,18 @@ impl Store {
     }
 
     /// Cancel watch `id` at the client's request; nothing more is sent on it.
+    /// The watches under new ids (`rename` of each): API servers renamed by the checker's symmetry
+    /// reduction take their etcd watches with them.
+    pub(crate) fn rename_watchers(&mut self, rename: impl Fn(WatcherId) -> WatcherId) {
+        let watches = std::mem::take(&mut self.watches);
+        self.watches = watches.into_iter().map(|(id, w)| (rename(id), w)).collect();
+    }
+
+    /// Hash what watch `id` holds (nothing for none), for the symmetry reduction.
+    pub(crate) fn hash_watch<H: std::hash::Hasher>(&self, id: WatcherId, state: &mut H) {
+        std::hash::Hash::hash(&self.watches.get(&id), state);
+    }
+
     pub fn unwatch(&mut self, id: WatcherId) -> bool {
         self.watches.remove(&id).is_some()
     }

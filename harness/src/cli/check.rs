@@ -202,6 +202,10 @@ pub struct CheckArgs {
     /// Threads of the breadth-first search [default: one per core]; the result does not depend on it
     #[arg(long, value_name = "N", value_parser = positive, allow_hyphen_values = true)]
     pub threads: Option<u64>,
+    /// Explore every naming of the API servers: no symmetry reduction (the breadth-first search keeps
+    /// one state of states that differ only in which server is which, where the servers are alike)
+    #[arg(long)]
+    pub no_symmetry: bool,
     /// Unique states (stateright's checkers: states generated, revisits included) before the run stops,
     /// incomplete
     #[arg(long, value_name = "N", default_value = "20000000", value_parser = positive, allow_hyphen_values = true)]
@@ -239,6 +243,7 @@ impl Default for CheckArgs {
             worlds: WorldArgs::default(),
             search: Search::Bfs,
             threads: None,
+            no_symmetry: false,
             max_states: 20_000_000,
             time_limit_secs: 600,
             memory_limit_mib: None,
@@ -335,6 +340,7 @@ impl CheckArgs {
         Limits {
             max_states: usize::try_from(self.max_states).unwrap_or(usize::MAX),
             threads: self.threads.map_or_else(crate::checker::default_threads, |n| n as usize),
+            symmetry: !self.no_symmetry,
             time_limit: Duration::from_secs(self.time_limit_secs),
             stop_at_violation,
             memory_limit_bytes: self.memory_limit_mib.map(|m| m << 20).or_else(default_memory_limit),
