@@ -1,7 +1,6 @@
 //! The informer's store: objects keyed by namespace/name, the operations a reflector applies to it, and
 //! the ordered notifications a controller's event handlers would receive (C7).
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::api::WatchEvent;
@@ -46,7 +45,7 @@ impl fmt::Display for Notification {
 /// The informer's store.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Cache {
-    objects: BTreeMap<Key, Object>,
+    objects: litemap::LiteMap<Key, Object>,
 }
 
 impl Cache {

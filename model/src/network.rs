@@ -9,7 +9,9 @@
 //! another one (A10). That is how a relist can land on a lagging server, and how a retry loop can keep
 //! meeting the same stuck one.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
+
+use litemap::LiteMap;
 
 use crate::api::{Message, Request};
 use crate::types::{ClientId, ServerId};
@@ -37,9 +39,9 @@ impl Conn {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Network {
-    conns: BTreeMap<ClientId, Conn>,
+    conns: LiteMap<ClientId, Conn>,
     /// The server a client's transport is attached to, until it breaks.
-    affinity: BTreeMap<ClientId, ServerId>,
+    affinity: LiteMap<ClientId, ServerId>,
 }
 
 impl Network {
@@ -138,10 +140,10 @@ impl Network {
 
     /// Every reference to a server under its new name, for the symmetry reduction.
     pub(crate) fn rename_servers(&mut self, rename: impl Fn(ServerId) -> ServerId) {
-        for conn in self.conns.values_mut() {
+        for (_, conn) in self.conns.iter_mut() {
             conn.server = conn.server.map(&rename);
         }
-        for server in self.affinity.values_mut() {
+        for (_, server) in self.affinity.iter_mut() {
             *server = rename(*server);
         }
     }

@@ -4,7 +4,7 @@
 //! Every method returns the messages it sends, addressed to clients; the system puts them on the
 //! connections. The server never reads the network's state.
 
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 
 use crate::api::{ApiError, Continue, ListResponse, ListRv, Message, WatchEnd, WatchEvent, WatchFrom};
 use crate::flaw::Flaws;
@@ -44,12 +44,12 @@ pub enum IngestOutcome {
 pub struct ApiServer {
     id: ServerId,
     cache: WatchCache,
-    watches: BTreeMap<ClientId, ClientWatch>,
+    watches: LiteMap<ClientId, ClientWatch>,
     /// NotOlderThan LISTs waiting for the cache (A2, A11: the wait holds no lock and is bounded).
-    waiting_lists: BTreeMap<ClientId, Rev>,
+    waiting_lists: LiteMap<ClientId, Rev>,
     /// A12: streaming lists waiting for the cache to reach the RV they need before their initial
     /// events are sent (bounded too: [`Self::watch_list_wait_expired`]).
-    waiting_watch_lists: BTreeMap<ClientId, Rev>,
+    waiting_watch_lists: LiteMap<ClientId, Rev>,
     flaws: Flaws,
     cache_window: u8,
     /// A14: the cache is (re)initialising after a restart or a relist; until it has listed again,
@@ -63,8 +63,8 @@ impl ApiServer {
     /// A server whose cache has just listed etcd and started its watch (A5), ready to serve.
     pub fn start(id: ServerId, store: &mut Store, cache_window: u8, flaws: Flaws) -> Self {
         let cache = Self::init_cache(id, store, cache_window);
-        let watches = BTreeMap::new();
-        let (waiting_lists, waiting_watch_lists) = (BTreeMap::new(), BTreeMap::new());
+        let watches = LiteMap::new();
+        let (waiting_lists, waiting_watch_lists) = (LiteMap::new(), LiteMap::new());
         let (initializing, resilient_init) = (false, false);
         ApiServer {
             id,
@@ -157,16 +157,16 @@ impl ApiServer {
         &self.cache
     }
 
-    pub fn watches(&self) -> &BTreeMap<ClientId, ClientWatch> {
+    pub fn watches(&self) -> &LiteMap<ClientId, ClientWatch> {
         &self.watches
     }
 
-    pub fn waiting_lists(&self) -> &BTreeMap<ClientId, Rev> {
+    pub fn waiting_lists(&self) -> &LiteMap<ClientId, Rev> {
         &self.waiting_lists
     }
 
     /// A12: the streaming lists waiting for the cache, with the RV each needs.
-    pub fn waiting_watch_lists(&self) -> &BTreeMap<ClientId, Rev> {
+    pub fn waiting_watch_lists(&self) -> &LiteMap<ClientId, Rev> {
         &self.waiting_watch_lists
     }
 
@@ -503,8 +503,9 @@ impl ApiServer {
         self.cache = Self::init_cache(self.id, store, self.cache_window);
         self.initializing = self.resilient_init;
         let mut out: Outbox = std::mem::take(&mut self.watches)
-            .into_keys()
-            .map(|c| (c, Message::End(WatchEnd::Closed)))
+            .into_tuple_vec()
+            .into_iter()
+            .map(|(c, _)| (c, Message::End(WatchEnd::Closed)))
             .collect();
         self.answer_waiting_lists(&mut out);
         out

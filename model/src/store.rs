@@ -153,7 +153,7 @@ pub struct Store {
     tombstones: TombstonePolicy,
     /// How many pulled events a watch may hold before it stays behind; `None` for no bound.
     watch_buffer: Option<u8>,
-    watches: BTreeMap<WatcherId, Watch>,
+    watches: litemap::LiteMap<WatcherId, Watch>,
 }
 
 impl Store {
@@ -164,7 +164,7 @@ impl Store {
             history: Vec::new(),
             tombstones,
             watch_buffer,
-            watches: BTreeMap::new(),
+            watches: litemap::LiteMap::new(),
         }
     }
 
@@ -248,7 +248,7 @@ impl Store {
         // watcher group is at the end of every write transaction; a full one stays behind. A revision is
         // never split (E8): a watcher with room takes all of its entries, as etcd sends a transaction's
         // events to a synced watcher in one batch.
-        for w in self.watches.values_mut() {
+        for (_, w) in self.watches.iter_mut() {
             if w.next_rev != rev {
                 continue;
             }

@@ -1,7 +1,7 @@
 //! The API server's watch cache: the current state of the watched resource at the cache's RV plus a
 //! bounded window of recent events (A5), fed by one etcd watch.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::api::WatchEvent;
 use crate::flaw::{Flaw, Flaws};
@@ -29,7 +29,7 @@ pub enum Ingested {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct WatchCache {
     rv: Rev,
-    objects: BTreeMap<Key, Object>,
+    objects: litemap::LiteMap<Key, Object>,
     window: VecDeque<CacheEvent>,
     /// A watch from below `floor` is too old (A4): `floor` is `oldest - 1`, where `oldest` is one past
     /// the list RV until an event is evicted, then the RV of the oldest event still buffered (one past

@@ -190,7 +190,7 @@ pub struct ClientMonitor {
     pub answered: bool,
     pub quiet_requests: u8,
     /// The cache as the handlers were told it, key by key.
-    pub notified: BTreeMap<listwatch_model::Key, Object>,
+    pub notified: litemap::LiteMap<listwatch_model::Key, Object>,
     /// A relist has notified a delete the watch never delivered.
     pub relist_deleted: bool,
     /// After the last step the environment was quiet and settled and the cache differed from the store.
