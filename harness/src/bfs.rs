@@ -140,9 +140,14 @@ fn search_in_pool<C: Checkable>(
 
     let mut first_violation: Vec<Option<(u32, Violation)>> = vec![None; Property::COUNT];
     let mut witnessed_any = [false; Property::COUNT];
-    // The level being judged and expanded, and each state's number.
-    let mut level: Vec<CheckState<C>> = vec![init];
+    // The level being judged and expanded, and each state's number; `None` only for a state a stop
+    // left unmade. The next level is made into `spare`, so that the two buffers are reused level after
+    // level instead of fresh pages being asked of the kernel (and zeroed by it) for every level.
+    let mut level: Vec<Option<CheckState<C>>> = vec![Some(init)];
+    let mut spare: Vec<Option<CheckState<C>>> = Vec::new();
     let mut ids: Vec<u32> = vec![0];
+    let mut new: Vec<(u32, Action)> = Vec::new();
+    let mut new_ids: Vec<u32> = Vec::new();
     let mut depth = 0;
     let mut hit_max_states = false;
     let threads = rayon::current_num_threads();
@@ -159,12 +164,13 @@ fn search_in_pool<C: Checkable>(
             .par_chunks(chunk_len)
             .enumerate()
             .map(|(n, states)| {
-                let mut out = Chunk::default();
+                let mut out = Chunk { successors: Vec::with_capacity(states.len() * 4), ..Chunk::default() };
                 let mut actions = Vec::new();
                 for (i, state) in states.iter().enumerate() {
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
+                    let Some(state) = state else { continue };
                     let place = n * chunk_len + i;
                     judge(state, place, &want_violation, &want_witness, &mut out);
                     if !expand || state.monitor.violation.is_some() {
@@ -203,8 +209,8 @@ fn search_in_pool<C: Checkable>(
         }
 
         // The next level: successors in order, each state once.
-        let mut new: Vec<(u32, Action)> = Vec::new();
-        let mut new_ids: Vec<u32> = Vec::new();
+        new.clear();
+        new_ids.clear();
         'merge: for chunk in &chunks {
             for &(fp, place, action) in &chunk.successors {
                 if let hashbrown::hash_table::Entry::Vacant(slot) = visited.entry(fp, |v| *v == fp, |v| *v) {
@@ -223,14 +229,15 @@ fn search_in_pool<C: Checkable>(
         drop(chunks);
         progress.states.store(parents.len(), Ordering::Relaxed);
         // Made again, in order; a stop leaves the level unfinished, and the search ends with it.
-        let next: Vec<CheckState<C>> = new
-            .par_iter()
-            .filter_map(|&(place, action)| {
-                (!stop.load(Ordering::Relaxed)).then(|| successor(&level[place as usize], action, symmetry))
+        new.par_iter()
+            .map(|&(place, action)| {
+                let parent = level[place as usize].as_ref();
+                parent.filter(|_| !stop.load(Ordering::Relaxed)).map(|p| successor(p, action, symmetry))
             })
-            .collect();
-        drop_in_parallel(std::mem::replace(&mut level, next));
-        ids = new_ids;
+            .collect_into_vec(&mut spare);
+        std::mem::swap(&mut level, &mut spare);
+        spare.par_drain(..).for_each(drop);
+        std::mem::swap(&mut ids, &mut new_ids);
     }
 
     let states = parents.len();
@@ -306,9 +313,4 @@ fn realize<C: Checkable>(model: &CheckModel<C>, steps: &[Action]) -> (Vec<Action
         }
     }
     (out, real)
-}
-
-/// Freeing millions of states is a good part of a level's work: it is shared out too.
-fn drop_in_parallel<T: Send>(items: Vec<T>) {
-    items.into_par_iter().for_each(drop);
 }
