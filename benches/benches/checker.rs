@@ -16,7 +16,13 @@ use stateright::{Checker, Model};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn bfs(config: Config, threads: usize, symmetry: bool) -> usize {
-    let settings = Settings { threads, max_states: usize::MAX, stop_at_violation: false, symmetry };
+    let settings = Settings {
+        threads,
+        max_states: usize::MAX,
+        stop_at_violation: false,
+        symmetry,
+        memory_limit_bytes: None,
+    };
     search(&CheckModel::new(config), settings, &AtomicBool::new(false), &Progress::default()).states
 }
 

@@ -63,6 +63,8 @@ pub struct Found {
     pub witnessed: Vec<bool>,
     /// Whether the search stopped at `max_states` before the state space was exhausted.
     pub hit_max_states: bool,
+    /// Whether it stopped because the process reached `memory_limit_bytes` while making a level.
+    pub out_of_memory: bool,
 }
 
 /// What one thread made of one chunk of a level.
@@ -88,7 +90,14 @@ pub struct Settings {
     /// Keep one state of each class of states that differ only in the API servers' names
     /// ([`listwatch_model::System::canonical_server_order`]), where the world's servers are alike.
     pub symmetry: bool,
+    /// The resident memory at which the search stops. A level is made in one go, faster than a watch
+    /// that polls could stop it, so the search checks it itself every [`MEMORY_EVERY`] states it makes.
+    pub memory_limit_bytes: Option<u64>,
 }
+
+/// How many states a thread makes between two looks at the resident memory (a read of
+/// `/proc/self/statm`, a few microseconds): about a megabyte of states.
+const MEMORY_EVERY: usize = 1024;
 
 /// The state `action` leads to from `state`, its servers in canonical order under symmetry.
 fn successor<C: Checkable>(state: &CheckState<C>, action: Action, symmetry: bool) -> CheckState<C> {
@@ -150,6 +159,7 @@ fn search_in_pool<C: Checkable>(
     let mut new_ids: Vec<u32> = Vec::new();
     let mut depth = 0;
     let mut hit_max_states = false;
+    let mut out_of_memory = false;
     let threads = rayon::current_num_threads();
 
     while !level.is_empty() {
@@ -228,13 +238,27 @@ fn search_in_pool<C: Checkable>(
         }
         drop(chunks);
         progress.states.store(parents.len(), Ordering::Relaxed);
+        // The level's vector alone takes its whole size as it is filled, even with states left unmade:
+        // a level that cannot fit is not begun.
+        let vector = (new.len() * std::mem::size_of::<Option<CheckState<C>>>()) as u64;
+        if over(settings.memory_limit_bytes.map(|limit| limit.saturating_sub(vector))) {
+            out_of_memory = true;
+            break;
+        }
         // Made again, in order; a stop leaves the level unfinished, and the search ends with it.
+        let full = AtomicBool::new(false);
         new.par_iter()
-            .map(|&(place, action)| {
+            .enumerate()
+            .map(|(i, &(place, action))| {
+                if i % MEMORY_EVERY == 0 && over(settings.memory_limit_bytes) {
+                    full.store(true, Ordering::Relaxed);
+                    stop.store(true, Ordering::Relaxed);
+                }
                 let parent = level[place as usize].as_ref();
                 parent.filter(|_| !stop.load(Ordering::Relaxed)).map(|p| successor(p, action, symmetry))
             })
             .collect_into_vec(&mut spare);
+        out_of_memory |= full.into_inner();
         std::mem::swap(&mut level, &mut spare);
         spare.par_drain(..).for_each(drop);
         std::mem::swap(&mut ids, &mut new_ids);
@@ -257,7 +281,7 @@ fn search_in_pool<C: Checkable>(
             })
         })
         .collect();
-    Found { states, depth, violations, witnessed: witnessed_any.to_vec(), hit_max_states }
+    Found { states, depth, violations, witnessed: witnessed_any.to_vec(), hit_max_states, out_of_memory }
 }
 
 /// Judge one state for the properties still undecided.
@@ -290,6 +314,11 @@ fn path(parents: &[Parent], mut id: u32) -> Vec<Action> {
     }
     steps.reverse();
     steps
+}
+
+/// Whether the process holds `limit` bytes or more.
+fn over(limit: Option<u64>) -> bool {
+    limit.zip(crate::checker::resident_bytes()).is_some_and(|(limit, rss)| rss >= limit)
 }
 
 /// The real steps from the initial state of a path found under symmetry, whose steps name the servers

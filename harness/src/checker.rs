@@ -377,6 +377,7 @@ fn run_bfs<C: Checkable>(model: &CheckModel<C>, limits: Limits, watch: &Watch<'_
         max_states: limits.max_states,
         stop_at_violation: limits.stop_at_violation,
         symmetry: limits.symmetry,
+        memory_limit_bytes: limits.memory_limit_bytes,
     };
     let (found, cut) = std::thread::scope(|scope| {
         let searching = scope.spawn(|| crate::bfs::search(model, settings, &watch.stop, &progress));
@@ -398,6 +399,7 @@ fn run_bfs<C: Checkable>(model: &CheckModel<C>, limits: Limits, watch: &Watch<'_
         .collect();
     let any_violation = verdicts.iter().any(|v| v.counterexample.is_some());
     let cut = cut
+        .or_else(|| found.out_of_memory.then_some(Cut::MemoryLimit))
         .or_else(|| found.hit_max_states.then_some(Cut::MaxStates))
         .or_else(|| (limits.stop_at_violation && any_violation).then_some(Cut::FirstViolation));
     Outcome {
