@@ -4,9 +4,10 @@
 //! the same whatever the number of threads.
 //!
 //! Why not stateright's `BfsChecker` (still used for `--checker dfs` and the Explorer, and the reference
-//! this search is tested against, `harness/tests/bfs.rs`): it fingerprints with SipHash, shares its
-//! visited set through a `DashMap` on every insert, judges all 26 stateright properties at every state
-//! and keeps one lock-free queue per worker, so that its counterexamples depend on thread timing. Here
+//! this search is tested against, `harness/tests/bfs.rs`): it shares its visited set through a
+//! `DashMap` that hashes every fingerprint again (SipHash) on every lookup and insert, judges all 26
+//! stateright properties at every state, and keeps one queue per worker, so that with more than one
+//! thread its counterexamples depend on thread timing. Here
 //! a state is fingerprinted with foldhash's quality hasher by the thread that made it, the visited set
 //! is read without locks while a level is expanded and written only between levels, a property is
 //! judged only until it is decided, and a state is stored once: its parent's number and the step that
