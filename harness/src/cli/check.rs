@@ -266,7 +266,7 @@ pub struct BugsArgs {
     /// Write each flaw's shortest trace into DIR as a trace file
     #[arg(long, value_name = "DIR")]
     pub corpus: Option<PathBuf>,
-    /// States generated per run before it stops, incomplete
+    /// Unique states per run before it stops, incomplete
     #[arg(long, value_name = "N", default_value = "20000000", value_parser = positive, allow_hyphen_values = true)]
     pub max_states: u64,
     /// Seconds per run before it stops, incomplete
