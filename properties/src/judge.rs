@@ -30,7 +30,7 @@ pub fn violation(property: Property, obs: &impl Observations, monitor: &Monitor)
             } else {
                 cache_differs_at(obs, c, view.resource_version)
             };
-            differs.and_then(|d| found(c, d))
+            differs.and_then(|d| found(c, d.to_string()))
         }),
         Property::NoResurrectedDelete => obs.client_ids().find_map(|c| {
             let view = obs.client(c);
