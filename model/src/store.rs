@@ -5,7 +5,7 @@
 //! move the global revision without producing events for the watched prefix, which is why a watch
 //! cache's RV can trail the store's (kubernetes#107133).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::types::{Key, Object, Rev, Uid};
 
@@ -288,8 +288,8 @@ impl Store {
 
     /// The state of the watched prefix at any revision, compacted or not: the ground truth the
     /// properties judge against. No etcd API reads this.
-    pub fn truth_at(&self, at: Rev) -> BTreeMap<Key, KeyValue> {
-        let mut live = BTreeMap::new();
+    pub fn truth_at(&self, at: Rev) -> litemap::LiteMap<Key, KeyValue> {
+        let mut live = litemap::LiteMap::new();
         for e in self.history.iter().filter(|e| e.rev <= at && e.prefix == Prefix::Watched) {
             match e.value() {
                 Some(kv) => live.insert(e.key, kv),
@@ -325,7 +325,7 @@ impl Store {
     pub fn range(&self, at: Option<Rev>) -> Result<Snapshot, ReadError> {
         let at = at.unwrap_or(self.rev);
         self.check_read(at)?;
-        Ok(Snapshot { rev: at, kvs: self.truth_at(at).into_values().collect() })
+        Ok(Snapshot { rev: at, kvs: self.truth_at(at).values().copied().collect() })
     }
 
     /// The revision of the first write to the watched prefix after `rev`, if any: ground truth for

@@ -43,7 +43,7 @@ fn stale_delete_rv_sends_rvs_backwards_and_the_rewatch_replays_deletes() {
     assert_eq!(correct.sys.view(R).resource_version, Rev(4));
     assert_eq!(flawed.sys.view(R).resource_version, Rev(2));
     // The flawed reflector's cache is not the store's state at the RV it claims: B existed at 2.
-    assert_eq!(flawed.sys.store().truth_at(Rev(2)).into_keys().collect::<Vec<_>>(), vec![A, B]);
+    assert_eq!(flawed.sys.store().truth_at(Rev(2)).keys().copied().collect::<Vec<_>>(), vec![A, B]);
     assert!(flawed.cache_keys(R).is_empty());
 
     let replay = |mut s: Story| {

@@ -6,7 +6,7 @@
 //! the store's ground truth. The model system provides it; so does a recorded stream
 //! ([`crate::recording`]), so a client that is not the model reflector is judged by the same code.
 
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 
 use listwatch_model::store::Store;
 use listwatch_model::{Client, ClientId, ClientView, Key, Object, Rev, System};
@@ -18,7 +18,7 @@ pub trait Truth {
     /// The compacted revision.
     fn compacted(&self) -> Rev;
     /// The watched resource's objects at `rev`, as the API server would serve them.
-    fn state_at(&self, rev: Rev) -> BTreeMap<Key, Object>;
+    fn state_at(&self, rev: Rev) -> LiteMap<Key, Object>;
     /// The revision of the first write to the watched resource after `rev`.
     fn next_write_after(&self, rev: Rev) -> Option<Rev>;
     /// The keys of the watched resource written at `rev`: several for a multi-key transaction (E8).
@@ -38,8 +38,13 @@ impl Truth for Store {
         Store::compacted(self)
     }
 
-    fn state_at(&self, rev: Rev) -> BTreeMap<Key, Object> {
-        self.truth_at(rev).into_iter().map(|(k, kv)| (k, kv.object())).collect()
+    fn state_at(&self, rev: Rev) -> LiteMap<Key, Object> {
+        let mut state = LiteMap::new();
+        for (k, kv) in self.truth_at(rev).iter() {
+            // Already in key order: each insert appends.
+            state.insert(*k, kv.object());
+        }
+        state
     }
 
     fn next_write_after(&self, rev: Rev) -> Option<Rev> {

@@ -101,8 +101,8 @@ impl Truth for History {
         self.compacted
     }
 
-    fn state_at(&self, rev: Rev) -> BTreeMap<Key, Object> {
-        let mut state = BTreeMap::new();
+    fn state_at(&self, rev: Rev) -> litemap::LiteMap<Key, Object> {
+        let mut state = litemap::LiteMap::new();
         for (_, key, value) in self.writes.iter().take_while(|(r, ..)| *r <= rev) {
             match value {
                 Some(v) => state.insert(*key, *v),

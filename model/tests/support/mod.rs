@@ -138,7 +138,7 @@ impl Story {
     }
 
     pub fn truth_keys(&self) -> Vec<Key> {
-        self.sys.store().truth_at(self.sys.store().rev()).into_keys().collect()
+        self.sys.store().truth_at(self.sys.store().rev()).keys().copied().collect()
     }
 
     pub fn mark(&self) -> usize {
