@@ -149,7 +149,7 @@ pub struct ClientMonitor {
     pub complete: Rev,
     pub open_keys: KeySet,
     /// Incarnations the cache has notified as deleted.
-    pub deleted: BTreeSet<Uid>,
+    pub deleted: litemap::LiteMap<Uid, ()>,
     pub stream: Option<Stream>,
     pub outstanding: Option<Outstanding>,
     /// The current watch delivered an event or lasted past [`SHORT_WATCH_MS`].
@@ -657,14 +657,14 @@ impl Monitor {
             }
             Notification::Delete(o) | Notification::DeletedFinalStateUnknown(o) => {
                 c.notified.remove(&o.key);
-                c.deleted.insert(o.uid);
+                c.deleted.insert(o.uid, ());
             }
         }
         if matches!(notification, Notification::DeletedFinalStateUnknown(_)) {
             c.relist_deleted = true;
         }
         let back = match notification {
-            Notification::Add(o) | Notification::Update { new: o, .. } if c.deleted.contains(&o.uid) => {
+            Notification::Add(o) | Notification::Update { new: o, .. } if c.deleted.contains_key(&o.uid) => {
                 Some(*o)
             }
             _ => None,
