@@ -353,20 +353,20 @@ pub fn run_labelled<C: Checkable>(
     let builder =
         if limits.stop_at_violation { builder.finish_when(HasDiscoveries::AnyFailures) } else { builder };
     if search == Search::Dfs {
-        let checker = builder.spawn_dfs();
-        let cut = watch.wait(&StaterightRun::new(&checker));
-        let checker = checker.join();
-        // The run is over: stateright rebuilds each counterexample by replaying `actions`, which must
-        // offer the same steps again.
-        watch.stop.store(false, Ordering::Relaxed);
-        summarize(checker, started, limits, cut)
+        finish_stateright(builder.spawn_dfs(), &watch)
     } else {
-        let checker = builder.spawn_bfs();
-        let cut = watch.wait(&StaterightRun::new(&checker));
-        let checker = checker.join();
-        watch.stop.store(false, Ordering::Relaxed);
-        summarize(checker, started, limits, cut)
+        finish_stateright(builder.spawn_bfs(), &watch)
     }
+}
+
+/// Watch one of stateright's checkers to its end, or to a limit's, and summarize what it found.
+fn finish_stateright<C: Checkable>(checker: impl Checker<CheckModel<C>>, watch: &Watch<'_>) -> Outcome {
+    let cut = watch.wait(&StaterightRun::new(&checker));
+    let checker = checker.join();
+    // The run is over: stateright rebuilds each counterexample by replaying `actions`, which must offer
+    // the same steps again.
+    watch.stop.store(false, Ordering::Relaxed);
+    summarize(checker, watch.started, watch.limits, cut)
 }
 
 /// The breadth-first search of [`crate::bfs`] on its own thread, watched from this one.
