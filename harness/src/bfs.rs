@@ -29,10 +29,10 @@ use crate::checker::{CheckModel, CheckState, Checkable};
 /// the same trade stateright and TLC make.
 const SEED: u64 = 0x6c69_7374_7761_7463;
 
-///
-/// A state's `Hash` writes hundreds of small fields one by one. Hashing each as it comes makes a chain of
-/// dependent multiplications; instead the fields' bytes are gathered in a buffer, and the buffer is
-/// hashed in one pass: the same bytes, so the same quality, for about half the time (BENCHMARKS.md).
+/// A state's fingerprint. Its `Hash` writes hundreds of small fields one by one; hashing each as it comes
+/// makes a chain of dependent multiplications. Instead the fields' bytes are gathered in a buffer and the
+/// buffer is hashed in one pass: the same bytes, so the same quality, and a whole run about 12% faster
+/// (BENCHMARKS.md).
 fn fingerprint<C: Checkable>(state: &CheckState<C>) -> u64 {
     thread_local! {
         static BYTES: std::cell::RefCell<Gather> = const { std::cell::RefCell::new(Gather(Vec::new())) };

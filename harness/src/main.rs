@@ -12,8 +12,8 @@ fn main() {
 }
 
 /// mimalloc returns freed pages to the kernel 10 ms after they are freed, and the checker frees a level
-/// of states just before it makes the next one: the kernel then zeroes every page again, which costs a
-/// seventh of a run (BENCHMARKS.md). Keeping them is what a checker wants, and `MIMALLOC_PURGE_DELAY=-1`
+/// of states just before it makes the next one: the kernel then zeroes every page again, which costs up to
+/// a seventh of a run (BENCHMARKS.md). Keeping them is what a checker wants, and `MIMALLOC_PURGE_DELAY=-1`
 /// says so; but mimalloc reads its options as the process starts, before `main`. So the binary starts
 /// itself again, once, with the option set. A user's own setting wins, and if the exec fails the run
 /// goes on as it is.
