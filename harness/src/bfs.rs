@@ -41,7 +41,7 @@ fn fingerprint<C: Checkable>(state: &CheckState<C>) -> u64 {
         let mut bytes = bytes.borrow_mut();
         bytes.0.clear();
         state.hash(&mut *bytes);
-        foldhash::quality::FixedState::with_seed(SEED).hash_one(bytes.0.as_slice())
+        bytes.finish()
     })
 }
 
@@ -67,7 +67,7 @@ impl Hasher for Gather {
     fn write_usize(&mut self, i: usize) {
         self.0.extend_from_slice(&(i as u64).to_le_bytes());
     }
-    /// Only [`fingerprint`] reads what was gathered.
+    /// The gathered bytes, hashed in one pass.
     fn finish(&self) -> u64 {
         foldhash::quality::FixedState::with_seed(SEED).hash_one(self.0.as_slice())
     }
