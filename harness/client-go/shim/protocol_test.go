@@ -1,0 +1,394 @@
+package shim
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// proc is the test binary itself, serving the protocol in a child process, as the Rust side runs it.
+type proc struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Reader
+	lines []string // every reply so far
+}
+
+func spawn(t *testing.T, watchList bool, extraEnv ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestShim$")
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GODEBUG=randautoseed=0,randseednop=0",
+		fmt.Sprintf("KUBE_FEATURE_WatchListClient=%v", watchList))
+	cmd.Env = append(cmd.Env, extraEnv...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{t: t, cmd: cmd, in: in, out: bufio.NewReader(out)}
+	t.Cleanup(func() {
+		in.Close()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("the shim's stderr:\n%s", stderr.String())
+		}
+	})
+	return p
+}
+
+// raw sends one command line and returns the reply line.
+func (p *proc) raw(line string) string {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		p.t.Fatalf("writing %s: %v", line, err)
+	}
+	reply, err := p.out.ReadString('\n')
+	if err != nil {
+		p.t.Fatalf("no reply to %s: %v", line, err)
+	}
+	p.lines = append(p.lines, reply)
+	return reply
+}
+
+type effectT struct {
+	Send *struct {
+		Method, Path, Query string
+	} `json:"send"`
+	Cancel *struct{} `json:"cancel"`
+	Notify *struct {
+		Kind   string          `json:"kind"`
+		Object json.RawMessage `json:"object"`
+		Old    json.RawMessage `json:"old"`
+	} `json:"notify"`
+}
+
+type replyT struct {
+	Effects []effectT         `json:"effects"`
+	RV      string            `json:"rv"`
+	Synced  bool              `json:"synced"`
+	Ready   []bool            `json:"ready"`
+	Cache   []json.RawMessage `json:"cache"`
+	Timer   *struct {
+		Kind    string  `json:"kind"`
+		AfterMs float64 `json:"after_ms"`
+	} `json:"timer"`
+	Unread    int     `json:"unread"`
+	EndUnread bool    `json:"end_unread"`
+	Read      []int   `json:"read"`
+	Halted    *string `json:"halted"`
+	Error     string  `json:"error"`
+	Stuck     string  `json:"stuck"`
+	Stopped   bool    `json:"stopped"`
+}
+
+func (p *proc) do(cmd any) replyT {
+	p.t.Helper()
+	b, _ := json.Marshal(cmd)
+	line := p.raw(string(b))
+	var r replyT
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		p.t.Fatalf("reply %q: %v", line, err)
+	}
+	if r.Error != "" || r.Stuck != "" {
+		p.t.Fatalf("%s: %s", b, line)
+	}
+	if r.Halted != nil {
+		p.t.Fatalf("%s: halted: %s", b, *r.Halted)
+	}
+	return r
+}
+
+type m = map[string]any
+
+func start(seed uint64, waiters int) m {
+	return m{"cmd": "start", "seed": seed, "waiters": waiters, "page_size": 0, "timeout_ms": 0}
+}
+
+// The wire as the Rust side writes it (harness/kube/src/wire): ConfigMaps in default, uid from the
+// creating revision, data.version.
+func cm(name string, uid, rv int, version int) string {
+	return fmt.Sprintf(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"%s","namespace":"default","uid":"8a1b3c4d-0000-4000-8000-%012x","resourceVersion":"%d"},"data":{"version":"%d"}}`,
+		name, uid, rv, version)
+}
+
+func list(rv int, cont string, items ...string) m {
+	meta := fmt.Sprintf(`{"resourceVersion":"%d"}`, rv)
+	if cont != "" {
+		meta = fmt.Sprintf(`{"resourceVersion":"%d","continue":"%s"}`, rv, cont)
+	}
+	body := fmt.Sprintf(`{"kind":"ConfigMapList","apiVersion":"v1","metadata":%s,"items":[%s]}`, meta, strings.Join(items, ","))
+	return m{"cmd": "respond", "status": 200, "body": body, "retry_after": nil}
+}
+
+func event(kind, object string) m {
+	return m{"cmd": "line", "data": fmt.Sprintf(`{"type":"%s","object":%s}`+"\n", kind, object)}
+}
+
+func bookmark(rv int, initialEnd bool) m {
+	meta := fmt.Sprintf(`{"resourceVersion":"%d"}`, rv)
+	if initialEnd {
+		meta = fmt.Sprintf(`{"resourceVersion":"%d","annotations":{"k8s.io/initial-events-end":"true"}}`, rv)
+	}
+	return event("BOOKMARK", fmt.Sprintf(`{"kind":"ConfigMap","apiVersion":"v1","metadata":%s}`, meta))
+}
+
+func status(code int, reason, message string) string {
+	return fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"%s","reason":"%s","code":%d}`,
+		message, reason, code)
+}
+
+func cmdOnly(c string) m { return m{"cmd": c} }
+
+func fire(r replyT) m {
+	ms := 0.0
+	if r.Timer != nil {
+		ms = r.Timer.AfterMs
+	}
+	return m{"cmd": "fire", "ms": ms}
+}
+
+// sends lists the queries of the requests among the effects.
+func sends(r replyT) []string {
+	var q []string
+	for _, e := range r.Effects {
+		if e.Send != nil {
+			q = append(q, e.Send.Query)
+		}
+	}
+	return q
+}
+
+// kinds lists the effects as short words: send, cancel, add, update, delete, delete-unknown.
+func kinds(r replyT) []string {
+	var k []string
+	for _, e := range r.Effects {
+		switch {
+		case e.Send != nil:
+			k = append(k, "send")
+		case e.Cancel != nil:
+			k = append(k, "cancel")
+		case e.Notify != nil:
+			k = append(k, e.Notify.Kind)
+		}
+	}
+	return k
+}
+
+func has(list []string, want string) bool {
+	for _, x := range list {
+		if x == want {
+			return true
+		}
+	}
+	return false
+}
+
+func count(list []string, want string) int {
+	n := 0
+	for _, x := range list {
+		if x == want {
+			n++
+		}
+	}
+	return n
+}
+
+func expect(t *testing.T, ok bool, what string, r replyT) {
+	t.Helper()
+	if !ok {
+		b, _ := json.Marshal(r)
+		t.Fatalf("%s; reply: %s", what, b)
+	}
+}
+
+const (
+	firstList = "limit=500&resourceVersion=0"
+	watch5    = "allowWatchBookmarks=true&resourceVersion=5&timeoutSeconds="
+)
+
+// listWatchScript is the conversation of TestListWatch, for the determinism tests too.
+func listWatchScript(t *testing.T, p *proc) {
+	r := p.do(start(7, 2))
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == firstList, "the first request is a LIST from RV 0", r)
+	expect(t, r.Timer == nil && !r.Synced, "no timer while the LIST waits", r)
+
+	r = p.do(list(5, "", cm("a", 2, 2, 1), cm("b", 3, 3, 1)))
+	expect(t, r.Synced && r.RV == "5" && len(r.Cache) == 2, "synced at RV 5 with two objects", r)
+	expect(t, count(kinds(r), "add") == 2, "two adds", r)
+	expect(t, len(sends(r)) == 1 && strings.HasPrefix(sends(r)[0], watch5), "a WATCH from RV 5", r)
+	expect(t, r.Ready[0] == false && r.Ready[1] == false, "waiters wait for the next poll", r)
+	expect(t, r.Timer != nil && r.Timer.Kind == "poll" && r.Timer.AfterMs > 0 && r.Timer.AfterMs <= 100,
+		"the next timer is WaitForCacheSync's poll", r)
+
+	r = p.do(fire(r))
+	expect(t, r.Ready[0] && r.Ready[1] && len(r.Effects) == 0, "the poll tick readies the waiters", r)
+	expect(t, r.Timer == nil, "no timer while the watch waits", r)
+
+	r = p.do(cmdOnly("open"))
+	expect(t, len(r.Effects) == 0 && r.Unread == 0, "open changes nothing", r)
+
+	r = p.do(event("ADDED", cm("c", 6, 6, 1)))
+	expect(t, has(kinds(r), "add") && r.RV == "6" && len(r.Cache) == 3, "ADDED c", r)
+	expect(t, len(r.Read) == 1 && r.Read[0] == 0 && r.Unread == 0, "line 0 read", r)
+
+	r = p.do(event("MODIFIED", cm("a", 2, 7, 2)))
+	expect(t, has(kinds(r), "update") && r.RV == "7", "MODIFIED a", r)
+	expect(t, bytes.Contains(r.Effects[0].Notify.Old, []byte(`"resourceVersion":"2"`)), "update carries the old object", r)
+
+	r = p.do(event("DELETED", cm("b", 3, 8, 1)))
+	expect(t, has(kinds(r), "delete") && r.RV == "8" && len(r.Cache) == 2, "DELETED b", r)
+
+	r = p.do(bookmark(9, false))
+	expect(t, len(r.Effects) == 0 && r.RV == "9", "a BOOKMARK moves the RV only", r)
+
+	r = p.do(cmdOnly("end"))
+	expect(t, len(sends(r)) == 1 && strings.HasPrefix(sends(r)[0], "allowWatchBookmarks=true&resourceVersion=9&"),
+		"a clean end re-watches from the last RV at once", r)
+
+	r = p.do(event("ERROR", status(410, "Expired", "too old resource version")))
+	expect(t, has(kinds(r), "cancel") && len(sends(r)) == 0, "a 410 ends the watch", r)
+	expect(t, r.Timer != nil && r.Timer.Kind == "backoff" && r.Timer.AfterMs >= 800 && r.Timer.AfterMs <= 1600,
+		"then the reflector backs off", r)
+
+	r = p.do(fire(r))
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == "resourceVersion=9", "and relists from its last RV", r)
+
+	r = p.do(list(10, "", cm("a", 2, 7, 2)))
+	expect(t, count(kinds(r), "delete-unknown") == 1 && len(r.Cache) == 1 && r.RV == "10",
+		"the relist deletes c with a tombstone", r)
+	expect(t, has(sends(r)[0:1], sends(r)[0]) && strings.Contains(sends(r)[0], "resourceVersion=10&"), "and watches from RV 10", r)
+
+	r = p.do(cmdOnly("stop"))
+	expect(t, r.Stopped, "stopped", r)
+}
+
+func TestListWatch(t *testing.T) {
+	listWatchScript(t, spawn(t, false))
+}
+
+// The same script twice in one process, and once in another: byte-identical replies.
+func TestDeterministic(t *testing.T) {
+	p := spawn(t, false)
+	listWatchScript(t, p)
+	n := len(p.lines)
+	listWatchScript(t, p)
+	q := spawn(t, false)
+	listWatchScript(t, q)
+	for i := range n {
+		if p.lines[i] != p.lines[n+i] {
+			t.Fatalf("reply %d differs between sessions in one process:\n%s\n%s", i, p.lines[i], p.lines[n+i])
+		}
+		if p.lines[i] != q.lines[i] {
+			t.Fatalf("reply %d differs between processes:\n%s\n%s", i, p.lines[i], q.lines[i])
+		}
+	}
+}
+
+func TestBreakDuringList(t *testing.T) {
+	p := spawn(t, false)
+	r := p.do(start(1, 1))
+	r = p.do(cmdOnly("break"))
+	expect(t, len(r.Effects) == 0, "nothing at once", r)
+	expect(t, r.Timer != nil && r.Timer.Kind == "backoff", "a backoff", r)
+	t.Logf("after a reset LIST: %s %gms", r.Timer.Kind, r.Timer.AfterMs)
+	r = p.do(fire(r))
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == firstList, "the fire delivers the next LIST", r)
+	r = p.do(cmdOnly("refuse"))
+	expect(t, r.Timer != nil && r.Timer.Kind == "backoff", "a backoff after a refused LIST", r)
+	t.Logf("after a refused LIST: %s %gms", r.Timer.Kind, r.Timer.AfterMs)
+	r = p.do(fire(r))
+	expect(t, len(sends(r)) == 1, "the next request", r)
+	r = p.do(m{"cmd": "respond", "status": 429, "body": status(429, "TooManyRequests", "storage is (re)initializing"), "retry_after": 1})
+	expect(t, r.Timer != nil && r.Timer.Kind == "backoff" && r.Timer.AfterMs == 1000, "a 429 waits its Retry-After", r)
+	r = p.do(fire(r))
+	expect(t, len(sends(r)) == 1, "the retry", r)
+	r = p.do(list(5, "", cm("a", 2, 2, 1)))
+	expect(t, r.Synced, "synced", r)
+}
+
+func TestWatchListInitialEventsEnd(t *testing.T) {
+	p := spawn(t, true)
+	r := p.do(start(3, 1))
+	expect(t, len(sends(r)) == 1 && strings.Contains(sends(r)[0], "sendInitialEvents=true") &&
+		strings.Contains(sends(r)[0], "watch=true"), "a streaming list first", r)
+	t.Logf("first request with WatchListClient on: %s", sends(r)[0])
+	r = p.do(event("ADDED", cm("a", 2, 2, 1)))
+	r = p.do(event("ADDED", cm("b", 3, 3, 1)))
+	expect(t, !r.Synced && len(r.Cache) == 0 && len(kinds(r)) == 0, "initial events wait in a temporary store", r)
+	r = p.do(bookmark(5, true))
+	expect(t, r.Synced && r.RV == "5" && len(r.Cache) == 2 && count(kinds(r), "add") == 2,
+		"the initial-events-end bookmark syncs", r)
+	expect(t, len(sends(r)) == 0, "and the same stream goes on", r)
+	r = p.do(event("MODIFIED", cm("a", 2, 6, 2)))
+	expect(t, has(kinds(r), "update") && r.RV == "6", "events after the bookmark", r)
+	r = p.do(cmdOnly("stop"))
+	expect(t, r.Stopped, "stopped", r)
+}
+
+func TestClientTimeout(t *testing.T) {
+	p := spawn(t, false)
+	r := p.do(m{"cmd": "start", "seed": 1, "waiters": 0, "page_size": 0, "timeout_ms": 2500})
+	expect(t, r.Timer != nil && r.Timer.Kind == "request-timeout" && r.Timer.AfterMs == 2500, "the LIST's timeout", r)
+	r = p.do(list(5, "", cm("a", 2, 2, 1)))
+	expect(t, r.Timer != nil && r.Timer.Kind == "request-timeout" && r.Timer.AfterMs == 2500, "the WATCH's timeout", r)
+	r = p.do(cmdOnly("open"))
+	r = p.do(fire(r))
+	expect(t, has(kinds(r), "cancel"), "the client cancels the watch at its timeout", r)
+	t.Logf("after a client-side watch timeout: %v %v timer %+v", kinds(r), sends(r), r.Timer)
+}
+
+func TestPageSize(t *testing.T) {
+	p := spawn(t, false)
+	r := p.do(m{"cmd": "start", "seed": 1, "waiters": 0, "page_size": 1, "timeout_ms": 0})
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == "limit=1&resourceVersion=0", "the first page", r)
+	r = p.do(list(5, "lw.5.0", cm("a", 2, 2, 1)))
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == "continue=lw.5.0&limit=1", "the next page", r)
+	r = p.do(list(5, "", cm("b", 3, 3, 1)))
+	expect(t, r.Synced && len(r.Cache) == 2, "both pages", r)
+}
+
+func TestMalformed(t *testing.T) {
+	p := spawn(t, false)
+	line := p.raw(`{"cmd":"dance"}`)
+	if !strings.HasPrefix(line, `{"error":`) {
+		t.Fatalf("reply %q", line)
+	}
+	err := p.cmd.Wait()
+	if e, ok := err.(*exec.ExitError); !ok || e.ExitCode() != 2 {
+		t.Fatalf("exit: %v", err)
+	}
+}
+
+func TestWatchdog(t *testing.T) {
+	var out bytes.Buffer
+	code := make(chan int, 1)
+	o := &output{w: &out}
+	w := &watchdog{limit: 200 * time.Millisecond, out: o, exit: func(c int) { code <- c }}
+	go w.run()
+	w.begin("fire")
+	select {
+	case c := <-code:
+		if c != 3 || !strings.HasPrefix(out.String(), `{"stuck":"fire: `) {
+			t.Fatalf("exit %d, %q", c, out.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watchdog did not fire")
+	}
+}

@@ -1,0 +1,286 @@
+package shim
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+)
+
+// command is one line of the harness's input.
+type command struct {
+	Cmd        string  `json:"cmd"`
+	Seed       uint64  `json:"seed"`
+	Waiters    int     `json:"waiters"`
+	PageSize   int     `json:"page_size"`
+	TimeoutMs  uint64  `json:"timeout_ms"`
+	Status     int     `json:"status"`
+	Body       string  `json:"body"`
+	RetryAfter *uint64 `json:"retry_after"`
+	Data       string  `json:"data"`
+	Ms         float64 `json:"ms"`
+}
+
+func parse(line []byte) (command, error) {
+	var c command
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&c); err != nil {
+		return c, fmt.Errorf("not a command: %v", err)
+	}
+	if d.More() {
+		return c, errors.New("not a command: more than one JSON value on the line")
+	}
+	switch c.Cmd {
+	case "start":
+		if c.Waiters < 0 || c.PageSize < 0 {
+			return c, errors.New("start: waiters and page_size must not be negative")
+		}
+	case "respond":
+		if c.Status < 100 || c.Status > 599 {
+			return c, fmt.Errorf("respond: status %d is not an HTTP status", c.Status)
+		}
+	case "fire":
+		if c.Ms < 0 {
+			return c, fmt.Errorf("fire: ms %g is negative", c.Ms)
+		}
+	case "line":
+		if !strings.HasSuffix(c.Data, "\n") {
+			return c, errors.New("line: data must end with a newline")
+		}
+	case "open", "end", "break", "refuse", "stop":
+	default:
+		return c, fmt.Errorf("unknown command %q", c.Cmd)
+	}
+	return c, nil
+}
+
+// output writes reply lines; after a fatal line nothing more goes out.
+type output struct {
+	mu   sync.Mutex
+	w    io.Writer
+	dead bool
+}
+
+func (o *output) line(v any) {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		panic(fmt.Sprintf("marshalling a reply: %v", err))
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.dead {
+		return
+	}
+	o.w.Write(b.Bytes())
+}
+
+// last writes v and nothing after it.
+func (o *output) last(v any) {
+	o.line(v)
+	o.mu.Lock()
+	o.dead = true
+	o.mu.Unlock()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// watchdog reports a command that takes more than limit of real time (synctest cannot see a
+// goroutine blocked on a mutex, so a deadlock there would hang the bubble silently). It runs
+// outside every bubble, on the real clock.
+type watchdog struct {
+	mu    sync.Mutex
+	gen   uint64
+	busy  bool
+	what  string
+	limit time.Duration
+	out   *output
+	exit  func(int)
+}
+
+func (w *watchdog) begin(what string) {
+	w.mu.Lock()
+	w.gen++
+	w.busy, w.what = true, what
+	w.mu.Unlock()
+}
+
+func (w *watchdog) end() {
+	w.mu.Lock()
+	w.busy = false
+	w.mu.Unlock()
+}
+
+func (w *watchdog) run() {
+	var seen uint64
+	var since time.Time
+	tick := w.limit / 50
+	for {
+		time.Sleep(tick)
+		w.mu.Lock()
+		busy, gen, what := w.busy, w.gen, w.what
+		w.mu.Unlock()
+		now := time.Now()
+		if !busy || gen != seen {
+			seen, since = gen, now
+			continue
+		}
+		if now.Sub(since) < w.limit {
+			continue
+		}
+		w.out.last(map[string]string{"stuck": fmt.Sprintf(
+			"%s: no reply after %v of real time (a goroutine blocked where synctest cannot see it, e.g. on a mutex)",
+			what, w.limit)})
+		buf := make([]byte, 8<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		fmt.Fprintf(os.Stderr, "listwatch client-go shim: stuck in %s; goroutines:\n%s\n", what, buf)
+		w.exit(3)
+		return
+	}
+}
+
+// server reads commands and runs sessions, one after another.
+type server struct {
+	in   *bufio.Reader
+	out  *output
+	dog  *watchdog
+	exit func(int)
+}
+
+// fatal writes {"error": msg} and exits with code.
+func (sv *server) fatal(code int, msg string) {
+	sv.out.last(map[string]string{"error": oneLine(msg)})
+	sv.exit(code)
+}
+
+// next reads the next command; stdin's end exits at once.
+func (sv *server) next() command {
+	line, err := sv.in.ReadBytes('\n')
+	if len(bytes.TrimSpace(line)) == 0 && err != nil {
+		if err == io.EOF {
+			sv.exit(0)
+		}
+		sv.fatal(1, fmt.Sprintf("reading a command: %v", err))
+	}
+	c, perr := parse(line)
+	if perr != nil {
+		sv.fatal(2, perr.Error())
+	}
+	return c
+}
+
+// Serve runs the protocol on in and out until in ends. exit is os.Exit in the program.
+func Serve(t *testing.T, in io.Reader, out io.Writer, exit func(int)) {
+	setup()
+	o := &output{w: out}
+	sv := &server{in: bufio.NewReaderSize(in, 1<<16), out: o, exit: exit}
+	sv.dog = &watchdog{limit: stuckLimit(), out: o, exit: exit}
+	utilruntime.PanicHandlers = append(utilruntime.PanicHandlers, func(_ context.Context, r any) {
+		o.last(map[string]string{"error": oneLine(fmt.Sprintf("panic in client-go: %v", r))})
+	})
+	go sv.dog.run()
+	for {
+		c := sv.next()
+		if c.Cmd != "start" {
+			sv.fatal(2, fmt.Sprintf("%s: no session is running (start one first)", c.Cmd))
+		}
+		sv.session(t, c)
+	}
+}
+
+// stuckLimit is 10 s of real time, or LISTWATCH_SHIM_STUCK_MS.
+func stuckLimit() time.Duration {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv("LISTWATCH_SHIM_STUCK_MS"), &n); err == nil && n > 0 {
+		return time.Duration(n) * time.Millisecond
+	}
+	return 10 * time.Second
+}
+
+var setupOnce sync.Once
+
+// setup makes the process deterministic and keeps client-go's error handling off the real clock.
+func setup() {
+	setupOnce.Do(func() {
+		runtime.GOMAXPROCS(1)
+		// apimachinery's default handlers include a rudimentary backoff that compares the bubble's
+		// fake clock with a real time taken at package init: inside a bubble it sleeps for decades.
+		utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{
+			func(_ context.Context, err error, msg string, kv ...any) {
+				fmt.Fprintf(os.Stderr, "client-go error: %s: %v %v\n", msg, err, kv)
+			},
+		}
+		dieWithParent()
+	})
+}
+
+// seedRand seeds math/rand's global source (client-go's watch timeouts and backoff jitter draw from
+// it) and checks that the seed took: since Go 1.24 rand.Seed does nothing unless
+// GODEBUG=randseednop=0 (which this package's tests also set with a //go:debug line).
+func seedRand(seed uint64) error {
+	rand.Seed(int64(seed)) //nolint:staticcheck
+	a := rand.Int63()
+	rand.Seed(int64(seed)) //nolint:staticcheck
+	if rand.Int63() != a {
+		return errors.New("math/rand: rand.Seed has no effect; run with GODEBUG=randseednop=0")
+	}
+	rand.Seed(int64(seed)) //nolint:staticcheck
+	return nil
+}
+
+// session runs one session in its own bubble, from its start to its stop.
+func (sv *server) session(t *testing.T, start command) {
+	sv.dog.begin("start")
+	if err := seedRand(start.Seed); err != nil {
+		sv.fatal(1, err.Error())
+	}
+	synctest.Test(t, func(t *testing.T) {
+		defer func() {
+			if r := recover(); r != nil {
+				fmt.Fprintf(os.Stderr, "panic: %v\n", r)
+				sv.fatal(1, fmt.Sprintf("panic: %v", r))
+			}
+		}()
+		s := &session{}
+		if err := s.begin(start); err != nil {
+			sv.fatal(1, fmt.Sprintf("start: %v", err))
+		}
+		sv.out.line(s.reply(nil))
+		sv.dog.end()
+		for {
+			c := sv.next()
+			sv.dog.begin(c.Cmd)
+			switch c.Cmd {
+			case "stop":
+				s.shutdown()
+				return
+			case "start":
+				sv.fatal(2, "start: a session is already running (stop it first)")
+			default:
+				held := s.apply(c)
+				sv.out.line(s.reply(held))
+				sv.dog.end()
+			}
+		}
+	})
+	if t.Failed() {
+		sv.fatal(1, "the session's bubble failed (see stderr)")
+	}
+	sv.out.line(map[string]bool{"stopped": true})
+	sv.dog.end()
+}

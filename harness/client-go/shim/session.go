@@ -1,0 +1,446 @@
+package shim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"testing/synctest"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// pollPeriod is WaitForCacheSync's poll interval (client-go tools/cache syncedPollPeriod): its
+// wait.PollImmediateUntil checks once at once, then on a time.Ticker started right after that
+// first check, so the ticks fall at start + k*100ms.
+const pollPeriod = 100 * time.Millisecond
+
+// probeCap bounds a probe: nothing observable within it reports `timer: null`.
+const probeCap = time.Hour
+
+type sendEffect struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Query  string `json:"query"`
+}
+
+type notifyEffect struct {
+	Kind   string          `json:"kind"`
+	Object json.RawMessage `json:"object"`
+	Old    json.RawMessage `json:"old,omitempty"`
+}
+
+type effect struct {
+	Send   *sendEffect   `json:"send,omitempty"`
+	Cancel *struct{}     `json:"cancel,omitempty"`
+	Notify *notifyEffect `json:"notify,omitempty"`
+	key    string        // namespace/name of a notification, for sorting delete-unknown runs
+}
+
+type timerJSON struct {
+	Kind    string  `json:"kind"`
+	AfterMs float64 `json:"after_ms"`
+}
+
+type replyJSON struct {
+	Effects   []effect          `json:"effects"`
+	RV        string            `json:"rv"`
+	Synced    bool              `json:"synced"`
+	Ready     []bool            `json:"ready"`
+	Cache     []json.RawMessage `json:"cache"`
+	Timer     *timerJSON        `json:"timer"`
+	Unread    int               `json:"unread"`
+	EndUnread bool              `json:"end_unread"`
+	Read      []int             `json:"read"`
+	Halted    *string           `json:"halted"`
+}
+
+// state is what a reply says about client-go besides its effects and the next timer.
+type state struct {
+	rv        string
+	synced    bool
+	ready     []bool
+	cache     []json.RawMessage
+	unread    int
+	endUnread bool
+	read      []int
+}
+
+// deadline is the timer last reported while a request was open.
+type deadline struct {
+	kind string
+	at   time.Time
+}
+
+// session is one client-go under test, inside one synctest bubble.
+type session struct {
+	mu sync.Mutex
+	// effects since the last reply, in the order they happened.
+	effects []effect
+	// acts are the fake times of every observable activity (a request, a cancel, a notification, a
+	// waiter returning), in order.
+	acts []time.Time
+	// activity is signalled (never blocking) on every observable activity: a probe waits on it.
+	activity chan struct{}
+	cur      *conn
+	lines    int   // `line` commands so far
+	reads    []int // indices of lines read off bodies since the last reply
+	ready    []bool
+	stopped  chan struct{}
+	halted   *string
+
+	// Only the root goroutine touches these.
+	informer  cache.SharedIndexInformer
+	stop      chan struct{}
+	waitStart time.Time
+	waiting   sync.WaitGroup
+	timer     *deadline // the timer reported while a request was open
+	probed    *[]effect // effects a probe held back, for the next fire
+}
+
+// effect logs e. Called with s.mu held.
+func (s *session) effect(e effect, key string) {
+	e.key = key
+	s.effects = append(s.effects, e)
+	s.act()
+}
+
+// act records an observable activity. Called with s.mu held.
+func (s *session) act() {
+	s.acts = append(s.acts, time.Now())
+	select {
+	case s.activity <- struct{}{}:
+	default:
+	}
+}
+
+func objectJSON(obj any) (json.RawMessage, string) {
+	var buf bytes.Buffer
+	e := json.NewEncoder(&buf)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(obj); err != nil {
+		panic(fmt.Sprintf("marshalling %T: %v", obj, err))
+	}
+	key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	return bytes.TrimRight(buf.Bytes(), "\n"), key
+}
+
+func (s *session) notify(kind string, obj, old any) {
+	o, key := objectJSON(obj)
+	n := &notifyEffect{Kind: kind, Object: o}
+	if old != nil {
+		n.Old, _ = objectJSON(old)
+	}
+	s.mu.Lock()
+	s.effect(effect{Notify: n}, key)
+	s.mu.Unlock()
+}
+
+// pageSizeLister makes the reflector list in pages of n, as Reflector.WatchListPageSize = n would:
+// a SharedIndexInformer offers no way to set that field, so the informer's ListWatch sets the page
+// limit the same way the reflector's pager would with PageSize = n: every page (first and continued)
+// asks for limit n, except the pager's own fallback to one unpaginated LIST after a continued page
+// failed with 410 Expired, which keeps limit 0.
+func pageSizeLister(lw *cache.ListWatch, n int64) {
+	list := lw.ListWithContextFunc
+	fallback := false
+	lw.ListWithContextFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		if fallback && o.Limit == 0 && o.Continue == "" {
+			fallback = false
+		} else {
+			o.Limit = n
+		}
+		obj, err := list(ctx, o)
+		fallback = o.Continue != "" && apierrors.IsResourceExpired(err)
+		return obj, err
+	}
+}
+
+// begin builds client-go inside the bubble and starts the informer and the waiters.
+func (s *session) begin(c command) error {
+	s.activity = make(chan struct{}, 1)
+	s.stopped = make(chan struct{})
+	s.stop = make(chan struct{})
+	cfg := &rest.Config{
+		Host:      "http://listwatch.invalid",
+		Transport: s,
+		QPS:       -1,
+		ContentConfig: rest.ContentConfig{
+			ContentType:        "application/json",
+			AcceptContentTypes: "application/json",
+		},
+		// The HTTP client's timeout (http.Client.Timeout); 0 is none, client-go's default.
+		Timeout: time.Duration(c.TimeoutMs) * time.Millisecond,
+	}
+	client, err := typedcorev1.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building the client: %w", err)
+	}
+	lw := cache.NewListWatchFromClient(client.RESTClient(), "configmaps", "default", fields.Everything())
+	if c.PageSize > 0 {
+		pageSizeLister(lw, int64(c.PageSize))
+	}
+	s.informer = cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+	_, err = s.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { s.notify("add", obj, nil) },
+		UpdateFunc: func(old, obj any) { s.notify("update", obj, old) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				s.notify("delete-unknown", d.Obj, nil)
+				return
+			}
+			s.notify("delete", obj, nil)
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("adding the event handler: %w", err)
+	}
+	go s.informer.Run(s.stop)
+	s.ready = make([]bool, c.Waiters)
+	s.waitStart = time.Now()
+	for i := range c.Waiters {
+		s.waiting.Add(1)
+		go func() {
+			defer s.waiting.Done()
+			if cache.WaitForCacheSync(s.stop, s.informer.HasSynced) {
+				s.mu.Lock()
+				s.ready[i] = true
+				s.act()
+				s.mu.Unlock()
+			}
+		}()
+	}
+	return nil
+}
+
+// shutdown stops everything; the bubble's goroutines then exit.
+func (s *session) shutdown() {
+	close(s.stop)
+	s.mu.Lock()
+	close(s.stopped)
+	if b := s.streaming(); b != nil {
+		b.signal()
+	}
+	s.mu.Unlock()
+	s.waiting.Wait()
+}
+
+// takeEffects returns the effects since the last call, with each run of consecutive delete-unknown
+// notifications sorted by key (a relist's deletes come out of a map).
+func (s *session) takeEffects() []effect {
+	s.mu.Lock()
+	e := s.effects
+	s.effects = nil
+	s.mu.Unlock()
+	for i := 0; i < len(e); {
+		j := i
+		for j < len(e) && e[j].Notify != nil && e[j].Notify.Kind == "delete-unknown" {
+			j++
+		}
+		if j > i {
+			run := e[i:j]
+			sort.SliceStable(run, func(a, b int) bool { return run[a].key < run[b].key })
+			i = j
+		} else {
+			i++
+		}
+	}
+	return e
+}
+
+func (s *session) snapshot() state {
+	st := state{
+		rv:     s.informer.LastSyncResourceVersion(),
+		synced: s.informer.HasSynced(),
+	}
+	objs := s.informer.GetStore().List()
+	type kv struct {
+		key string
+		obj json.RawMessage
+	}
+	items := make([]kv, 0, len(objs))
+	for _, o := range objs {
+		b, key := objectJSON(o)
+		items = append(items, kv{key, b})
+	}
+	sort.Slice(items, func(a, b int) bool { return items[a].key < items[b].key })
+	st.cache = make([]json.RawMessage, 0, len(items))
+	for _, it := range items {
+		st.cache = append(st.cache, it.obj)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.ready = append([]bool{}, s.ready...)
+	if c := s.cur; c != nil && c.body != nil && c.body.stream && !c.body.closed {
+		st.unread = c.body.unread()
+		st.endUnread = (c.body.ended || c.body.broken != nil) && !c.body.endRead
+	}
+	st.read = append([]int{}, s.reads...)
+	s.reads = nil
+	return st
+}
+
+// nextPoll is when WaitForCacheSync next polls, if that can be observed: the informer has synced
+// and some waiter has not returned yet.
+func (s *session) nextPoll(now time.Time) (time.Time, bool) {
+	if !s.informer.HasSynced() {
+		return time.Time{}, false
+	}
+	s.mu.Lock()
+	waiting := false
+	for _, r := range s.ready {
+		waiting = waiting || !r
+	}
+	s.mu.Unlock()
+	if !waiting {
+		return time.Time{}, false
+	}
+	k := now.Sub(s.waitStart)/pollPeriod + 1
+	return s.waitStart.Add(k * pollPeriod), true
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// nextTimer says which timer fires next and after how long (see the package documentation).
+func (s *session) nextTimer() *timerJSON {
+	now := time.Now()
+	s.timer = nil
+	poll, polls := s.nextPoll(now)
+	s.mu.Lock()
+	c := s.cur
+	open := c != nil && !c.over
+	s.mu.Unlock()
+	if open {
+		var next *deadline
+		if at, ok := c.req.Context().Deadline(); ok {
+			next = &deadline{"request-timeout", at}
+		}
+		if polls && (next == nil || poll.Before(next.at)) {
+			next = &deadline{"poll", poll}
+		}
+		if next == nil {
+			return nil
+		}
+		s.timer = next
+		return &timerJSON{next.kind, ms(next.at.Sub(now))}
+	}
+	// No request is open: client-go is between requests (a backoff, a retry's wait). Nothing the
+	// harness sends can reach it before its next request, since there is no connection to send on:
+	// so advancing time to its first observable activity now, and holding back what that produced
+	// until the harness fires the timer reported, shows the harness exactly what would happen.
+	s.mu.Lock()
+	select {
+	case <-s.activity:
+	default:
+	}
+	mark := len(s.acts)
+	s.mu.Unlock()
+	t := time.NewTimer(probeCap)
+	select {
+	case <-s.activity:
+	case <-t.C:
+	}
+	t.Stop()
+	synctest.Wait()
+	s.mu.Lock()
+	acted := len(s.acts) > mark
+	var first time.Time
+	if acted {
+		first = s.acts[mark]
+	}
+	s.mu.Unlock()
+	held := s.takeEffects()
+	if !acted {
+		return nil
+	}
+	s.probed = &held
+	kind := "backoff"
+	if polls && first.Equal(poll) {
+		kind = "poll"
+	}
+	return &timerJSON{kind, ms(first.Sub(now))}
+}
+
+// fire fires the timer last reported. d is the harness's delay, used only when it was told of no
+// timer (the fake clock then moves by d).
+func (s *session) fire(d time.Duration) (held []effect) {
+	if s.probed != nil {
+		// The probe already moved time to this timer and ran what it set off.
+		held = *s.probed
+		s.probed = nil
+		return held
+	}
+	now := time.Now()
+	until := now.Add(d)
+	what := "no timer was reported"
+	if s.timer != nil {
+		until = s.timer.at
+		what = fmt.Sprintf("the %s timer reported for +%gms", s.timer.kind, ms(until.Sub(now)))
+	}
+	s.mu.Lock()
+	mark := len(s.acts)
+	s.mu.Unlock()
+	time.Sleep(until.Sub(now))
+	synctest.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.acts) > mark && s.acts[mark].Before(until) && s.halted == nil {
+		reason := fmt.Sprintf("a timer the harness could not see fired after %gms, before %s",
+			ms(s.acts[mark].Sub(now)), what)
+		s.halted = &reason
+	}
+	return nil
+}
+
+// reply settles the bubble and builds the reply to the command just applied.
+func (s *session) reply(held []effect) replyJSON {
+	synctest.Wait()
+	effects := append(held, s.takeEffects()...)
+	st := s.snapshot()
+	timer := s.nextTimer()
+	s.mu.Lock()
+	halted := s.halted
+	s.mu.Unlock()
+	if effects == nil {
+		effects = []effect{}
+	}
+	return replyJSON{
+		Effects: effects, RV: st.rv, Synced: st.synced, Ready: st.ready, Cache: st.cache,
+		Timer: timer, Unread: st.unread, EndUnread: st.endUnread, Read: st.read, Halted: halted,
+	}
+}
+
+// apply applies one wire command. Called by the root goroutine.
+func (s *session) apply(c command) []effect {
+	switch c.Cmd {
+	case "fire":
+		return s.fire(time.Duration(c.Ms * float64(time.Millisecond)))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch c.Cmd {
+	case "respond":
+		s.respond(c.Status, c.Body, c.RetryAfter)
+	case "open":
+		s.open()
+	case "line":
+		s.line(c.Data)
+	case "end":
+		s.end()
+	case "break":
+		s.fail(errReset())
+	case "refuse":
+		s.fail(errRefused())
+	}
+	return nil
+}
