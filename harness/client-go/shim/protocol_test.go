@@ -306,13 +306,13 @@ func TestBreakDuringList(t *testing.T) {
 	r := p.do(start(1, 1))
 	r = p.do(cmdOnly("break"))
 	expect(t, len(r.Effects) == 0, "nothing at once", r)
-	expect(t, r.Timer != nil && r.Timer.Kind == "backoff", "a backoff", r)
-	t.Logf("after a reset LIST: %s %gms", r.Timer.Kind, r.Timer.AfterMs)
+	// The REST client retries a reset GET itself after 1 s (as if Retry-After: 1).
+	expect(t, r.Timer != nil && r.Timer.Kind == "backoff" && r.Timer.AfterMs == 1000, "a 1 s retry", r)
 	r = p.do(fire(r))
 	expect(t, len(sends(r)) == 1 && sends(r)[0] == firstList, "the fire delivers the next LIST", r)
 	r = p.do(cmdOnly("refuse"))
-	expect(t, r.Timer != nil && r.Timer.Kind == "backoff", "a backoff after a refused LIST", r)
-	t.Logf("after a refused LIST: %s %gms", r.Timer.Kind, r.Timer.AfterMs)
+	expect(t, r.Timer != nil && r.Timer.Kind == "backoff" && r.Timer.AfterMs >= 800 && r.Timer.AfterMs <= 1600,
+		"the reflector's backoff after a refused LIST", r)
 	r = p.do(fire(r))
 	expect(t, len(sends(r)) == 1, "the next request", r)
 	r = p.do(m{"cmd": "respond", "status": 429, "body": status(429, "TooManyRequests", "storage is (re)initializing"), "retry_after": 1})
@@ -320,7 +320,26 @@ func TestBreakDuringList(t *testing.T) {
 	r = p.do(fire(r))
 	expect(t, len(sends(r)) == 1, "the retry", r)
 	r = p.do(list(5, "", cm("a", 2, 2, 1)))
-	expect(t, r.Synced, "synced", r)
+	expect(t, r.Synced && !r.Ready[0], "synced", r)
+	expect(t, r.Timer != nil && r.Timer.Kind == "poll", "the poll, on its own phase", r)
+	r = p.do(fire(r))
+	expect(t, r.Ready[0], "ready at the tick", r)
+}
+
+// A watch refused before the waiters' next poll: the probe meets the poll tick first.
+func TestProbeMeetsPoll(t *testing.T) {
+	p := spawn(t, false)
+	p.do(start(1, 1))
+	r := p.do(list(5, "", cm("a", 2, 2, 1)))
+	expect(t, r.Synced && r.Timer != nil && r.Timer.Kind == "poll" && r.Timer.AfterMs == 100, "poll first", r)
+	r = p.do(cmdOnly("refuse"))
+	expect(t, r.Timer != nil && r.Timer.Kind == "poll" && r.Timer.AfterMs == 100 && !r.Ready[0],
+		"the probe stops at the poll tick; the reply shows the state before it", r)
+	r = p.do(fire(r))
+	expect(t, r.Ready[0] && len(r.Effects) == 0, "the fire shows the waiter ready", r)
+	expect(t, r.Timer != nil && r.Timer.Kind == "backoff", "then the reflector's backoff", r)
+	r = p.do(fire(r))
+	expect(t, len(sends(r)) == 1 && strings.HasPrefix(sends(r)[0], watch5), "re-watch from RV 5 after a refused watch", r)
 }
 
 func TestWatchListInitialEventsEnd(t *testing.T) {
@@ -390,5 +409,72 @@ func TestWatchdog(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the watchdog did not fire")
+	}
+}
+
+// bigScript lists many objects, relists without most of them, and ends in a backoff: the
+// delete-unknown run must come out sorted, and everything in the same order every time.
+func bigScript(t *testing.T, p *proc) {
+	var items []string
+	for i := range 60 {
+		items = append(items, cm(fmt.Sprintf("k%d", i+1), i+2, i+2, 1))
+	}
+	r := p.do(start(11, 3))
+	r = p.do(list(70, "", items...))
+	expect(t, count(kinds(r), "add") == 60, "60 adds", r)
+	r = p.do(event("ERROR", status(410, "Expired", "too old resource version")))
+	r = p.do(fire(r))
+	r = p.do(list(80, "", items[:5]...))
+	expect(t, count(kinds(r), "delete-unknown") == 55, "55 tombstones", r)
+	var last string
+	for _, e := range r.Effects {
+		if e.Notify != nil && e.Notify.Kind == "delete-unknown" {
+			var o struct {
+				Metadata struct{ Name string }
+			}
+			json.Unmarshal(e.Notify.Object, &o)
+			expect(t, o.Metadata.Name > last, "tombstones sorted by key", r)
+			last = o.Metadata.Name
+		}
+	}
+	r = p.do(cmdOnly("break"))
+	r = p.do(fire(r))
+	r = p.do(cmdOnly("stop"))
+}
+
+func TestDeterministicAcrossSessions(t *testing.T) {
+	p := spawn(t, false)
+	listWatchScript(t, p) // a different session first
+	n := len(p.lines)
+	bigScript(t, p)
+	q := spawn(t, false)
+	bigScript(t, q)
+	for i := range q.lines {
+		if p.lines[n+i] != q.lines[i] {
+			t.Fatalf("reply %d differs:\n%s\n%s", i, p.lines[n+i], q.lines[i])
+		}
+	}
+}
+
+// stop works in every state, and a new session starts afterwards.
+func TestStopAnywhere(t *testing.T) {
+	for _, watchList := range []bool{false, true} {
+		p := spawn(t, watchList)
+		scripts := [][]m{
+			{},                      // a request pending
+			{cmdOnly("open")},       // a body open
+			{cmdOnly("refuse")},     // in a backoff (probed)
+			{cmdOnly("break")},      // in the REST client's retry wait
+			{m{"cmd": "respond", "status": 500, "body": status(500, "InternalError", "an error on the server"), "retry_after": nil}},
+			{list(5, "", cm("a", 2, 2, 1))},
+		}
+		for _, s := range scripts {
+			p.do(start(5, 1))
+			for _, c := range s {
+				p.do(c)
+			}
+			r := p.do(cmdOnly("stop"))
+			expect(t, r.Stopped, "stopped", r)
+		}
 	}
 }
