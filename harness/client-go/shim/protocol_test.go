@@ -461,10 +461,10 @@ func TestStopAnywhere(t *testing.T) {
 	for _, watchList := range []bool{false, true} {
 		p := spawn(t, watchList)
 		scripts := [][]m{
-			{},                      // a request pending
-			{cmdOnly("open")},       // a body open
-			{cmdOnly("refuse")},     // in a backoff (probed)
-			{cmdOnly("break")},      // in the REST client's retry wait
+			{},                  // a request pending
+			{cmdOnly("open")},   // a body open
+			{cmdOnly("refuse")}, // in a backoff (probed)
+			{cmdOnly("break")},  // in the REST client's retry wait
 			{m{"cmd": "respond", "status": 500, "body": status(500, "InternalError", "an error on the server"), "retry_after": nil}},
 			{list(5, "", cm("a", 2, 2, 1))},
 		}
