@@ -423,7 +423,11 @@ func bigScript(t *testing.T, p *proc) {
 	r = p.do(list(70, "", items...))
 	expect(t, count(kinds(r), "add") == 60, "60 adds", r)
 	r = p.do(event("ERROR", status(410, "Expired", "too old resource version")))
+	expect(t, r.Timer != nil && r.Timer.Kind == "poll", "the waiters' poll comes first", r)
 	r = p.do(fire(r))
+	expect(t, r.Timer != nil && r.Timer.Kind == "backoff" && len(r.Effects) == 0, "then the backoff", r)
+	r = p.do(fire(r))
+	expect(t, len(sends(r)) == 1, "the relist", r)
 	r = p.do(list(80, "", items[:5]...))
 	expect(t, count(kinds(r), "delete-unknown") == 55, "55 tombstones", r)
 	var last string
@@ -477,4 +481,20 @@ func TestStopAnywhere(t *testing.T) {
 			expect(t, r.Stopped, "stopped", r)
 		}
 	}
+}
+
+// Wire commands between a probe's reply and its fire reach nothing: the request the probe saw sent
+// is not visible yet.
+func TestCommandsDuringProbe(t *testing.T) {
+	p := spawn(t, false)
+	p.do(start(1, 0))
+	r := p.do(cmdOnly("refuse"))
+	expect(t, r.Timer != nil && r.Timer.Kind == "backoff", "a backoff", r)
+	want := *r.Timer
+	r = p.do(list(5, "", cm("a", 2, 2, 1)))
+	expect(t, len(r.Effects) == 0 && !r.Synced && r.Timer != nil && *r.Timer == want, "nothing changed", r)
+	r = p.do(fire(r))
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == firstList, "the LIST comes with the fire", r)
+	r = p.do(list(5, "", cm("a", 2, 2, 1)))
+	expect(t, r.Synced, "and it can be answered", r)
 }

@@ -76,6 +76,14 @@ type state struct {
 	read      []int
 }
 
+// probe is what a probe found: the timer it reported, the state before it, and the effects it held
+// back for the next fire.
+type probe struct {
+	timer  timerJSON
+	before state
+	held   []effect
+}
+
 // deadline is the timer last reported while a request was open.
 type deadline struct {
 	kind string
@@ -105,7 +113,7 @@ type session struct {
 	waitStart time.Time
 	waiting   sync.WaitGroup
 	timer     *deadline // the timer reported while a request was open
-	probed    *[]effect // effects a probe held back, for the next fire
+	probed    *probe    // what a probe found, until the next fire
 }
 
 // effect logs e. Called with s.mu held.
@@ -312,7 +320,7 @@ func (s *session) nextPoll(now time.Time) (time.Time, bool) {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // nextTimer says which timer fires next and after how long (see the package documentation).
-func (s *session) nextTimer() *timerJSON {
+func (s *session) nextTimer(before state) *timerJSON {
 	now := time.Now()
 	s.timer = nil
 	poll, polls := s.nextPoll(now)
@@ -363,12 +371,12 @@ func (s *session) nextTimer() *timerJSON {
 	if !acted {
 		return nil
 	}
-	s.probed = &held
 	kind := "backoff"
 	if polls && first.Equal(poll) {
 		kind = "poll"
 	}
-	return &timerJSON{kind, ms(first.Sub(now))}
+	s.probed = &probe{timer: timerJSON{kind, ms(first.Sub(now))}, before: before, held: held}
+	return &s.probed.timer
 }
 
 // fire fires the timer last reported. d is the harness's delay, used only when it was told of no
@@ -376,7 +384,7 @@ func (s *session) nextTimer() *timerJSON {
 func (s *session) fire(d time.Duration) (held []effect) {
 	if s.probed != nil {
 		// The probe already moved time to this timer and ran what it set off.
-		held = *s.probed
+		held = s.probed.held
 		s.probed = nil
 		return held
 	}
@@ -405,12 +413,23 @@ func (s *session) fire(d time.Duration) (held []effect) {
 // reply settles the bubble and builds the reply to the command just applied.
 func (s *session) reply(held []effect) replyJSON {
 	synctest.Wait()
-	effects := append(held, s.takeEffects()...)
-	st := s.snapshot()
-	timer := s.nextTimer()
 	s.mu.Lock()
 	halted := s.halted
 	s.mu.Unlock()
+	if p := s.probed; p != nil {
+		// A command other than fire after a probe: as far as the harness knows, time has not moved
+		// and no connection is open, so the command reached nothing; the same timer is next.
+		st := p.before
+		st.read = []int{}
+		timer := p.timer
+		return replyJSON{
+			Effects: []effect{}, RV: st.rv, Synced: st.synced, Ready: st.ready, Cache: st.cache,
+			Timer: &timer, Unread: st.unread, EndUnread: st.endUnread, Read: st.read, Halted: halted,
+		}
+	}
+	effects := append(held, s.takeEffects()...)
+	st := s.snapshot()
+	timer := s.nextTimer(st)
 	if effects == nil {
 		effects = []effect{}
 	}
@@ -425,6 +444,10 @@ func (s *session) apply(c command) []effect {
 	switch c.Cmd {
 	case "fire":
 		return s.fire(time.Duration(c.Ms * float64(time.Millisecond)))
+	}
+	if s.probed != nil {
+		// No connection is open as far as the harness knows (see reply).
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
