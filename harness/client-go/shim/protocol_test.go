@@ -498,3 +498,18 @@ func TestCommandsDuringProbe(t *testing.T) {
 	r = p.do(list(5, "", cm("a", 2, 2, 1)))
 	expect(t, r.Synced, "and it can be answered", r)
 }
+
+// Garbage collection at other moments must not change a reply.
+func TestDeterministicUnderGC(t *testing.T) {
+	p := spawn(t, false)
+	bigScript(t, p)
+	listWatchScript(t, p)
+	q := spawn(t, false, "GOGC=1")
+	bigScript(t, q)
+	listWatchScript(t, q)
+	for i := range p.lines {
+		if p.lines[i] != q.lines[i] {
+			t.Fatalf("reply %d differs:\n%s\n%s", i, p.lines[i], q.lines[i])
+		}
+	}
+}

@@ -225,7 +225,6 @@ func setup() {
 				fmt.Fprintf(os.Stderr, "client-go error: %s: %v %v\n", msg, err, kv)
 			},
 		}
-		dieWithParent()
 	})
 }
 

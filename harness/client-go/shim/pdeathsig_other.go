@@ -1,5 +1,0 @@
-//go:build !linux
-
-package shim
-
-func dieWithParent() {}
