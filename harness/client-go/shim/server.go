@@ -57,11 +57,7 @@ func parse(line []byte) (command, error) {
 		if c.Ms < 0 {
 			return c, fmt.Errorf("fire: ms %g is negative", c.Ms)
 		}
-	case "line":
-		if !strings.HasSuffix(c.Data, "\n") {
-			return c, errors.New("line: data must end with a newline")
-		}
-	case "open", "end", "break", "refuse", "stop":
+	case "line", "open", "end", "break", "refuse", "stop":
 	default:
 		return c, fmt.Errorf("unknown command %q", c.Cmd)
 	}

@@ -46,6 +46,8 @@ type conn struct {
 	// A close or a cancellation after that is no `cancel` effect.
 	over bool
 	body *body
+	// unwatch unregisters the watch on the request's context (set once RoundTrip registered it).
+	unwatch func() bool
 }
 
 type rtResult struct {
@@ -87,7 +89,14 @@ func (s *session) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A cancellation nobody is reading for (the client walked away from a pending body) is still a
 	// cancel; the readers below also record it synchronously, so it comes before whatever the
 	// client does next.
-	context.AfterFunc(req.Context(), func() { s.cancelled(c) })
+	unwatch := context.AfterFunc(req.Context(), func() { s.cancelled(c) })
+	s.mu.Lock()
+	if c.over {
+		unwatch()
+	} else {
+		c.unwatch = unwatch
+	}
+	s.mu.Unlock()
 	select {
 	case r := <-c.resp:
 		return r.resp, r.err
@@ -116,6 +125,9 @@ func (s *session) endConn(c *conn, byClient bool) {
 		return
 	}
 	c.over = true
+	if c.unwatch != nil {
+		c.unwatch()
+	}
 	if byClient && c == s.cur {
 		s.effect(effect{Cancel: &struct{}{}}, "")
 	}
