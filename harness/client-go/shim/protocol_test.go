@@ -381,6 +381,13 @@ func TestPageSize(t *testing.T) {
 	expect(t, len(sends(r)) == 1 && sends(r)[0] == "continue=lw.5.0&limit=1", "the next page", r)
 	r = p.do(list(5, "", cm("b", 3, 3, 1)))
 	expect(t, r.Synced && len(r.Cache) == 2, "both pages", r)
+
+	// A continued page that expired: the pager falls back to one LIST without a limit.
+	q := spawn(t, false)
+	q.do(m{"cmd": "start", "seed": 1, "waiters": 0, "page_size": 1, "timeout_ms": 0})
+	q.do(list(5, "lw.5.0", cm("a", 2, 2, 1)))
+	r = q.do(m{"cmd": "respond", "status": 410, "body": status(410, "Expired", "the provided continue parameter is too old"), "retry_after": nil})
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == "resourceVersion=0", "the pager's full LIST", r)
 }
 
 func TestMalformed(t *testing.T) {

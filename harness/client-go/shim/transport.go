@@ -322,3 +322,8 @@ func (s *session) fail(err error) {
 		s.endConn(b.c, false)
 	}
 }
+
+// CancelRequest is the pre-context way to cancel: http.Client still calls it on a timeout, through
+// client-go's wrappers, which log a warning when the transport lacks it. The request's context
+// ends at the same moment, and that is what this transport acts on.
+func (s *session) CancelRequest(*http.Request) {}
