@@ -520,3 +520,16 @@ func TestDeterministicUnderGC(t *testing.T) {
 		}
 	}
 }
+
+// The watchdog end to end: with a 1 ms limit, a start with thousands of waiters is "stuck".
+func TestStuckReply(t *testing.T) {
+	p := spawn(t, false, "LISTWATCH_SHIM_STUCK_MS=1")
+	line := p.raw(`{"cmd":"start","seed":1,"waiters":20000,"page_size":0,"timeout_ms":0}`)
+	if !strings.HasPrefix(line, `{"stuck":"start: `) {
+		t.Fatalf("reply %q", line)
+	}
+	err := p.cmd.Wait()
+	if e, ok := err.(*exec.ExitError); !ok || e.ExitCode() != 3 {
+		t.Fatalf("exit: %v", err)
+	}
+}
