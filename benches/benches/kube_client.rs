@@ -8,31 +8,35 @@
 //!   reflector `Store`, and read back as observations. The difference of the two is the wire's cost.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use listwatch_harness::clients::{ClientChoice, Clients, ModelReflector};
 use listwatch_harness::scope::Scope;
-use listwatch_model::{Action, Client, ClientId, Config, Flaws, Key, ServerId, System};
+use listwatch_harness::sim::run::run_seed_with;
+use listwatch_kube::{Kube, KubeConfig};
+use listwatch_model::{
+    Action, Client, ClientId, Clients, Config, Flaws, Key, ModelReflector, ServerId, System,
+};
 
 const SEEDS: u64 = 100;
 const EVENTS: u8 = 200;
 
-fn steps(client: ClientChoice) -> u64 {
+fn steps<K: Clients>(client: &K) -> u64 {
     (0..SEEDS)
         .map(|seed| {
-            let run = client.run_seed(seed, Flaws::NONE, 200, 6_000);
+            let run = run_seed_with(client, seed, Flaws::NONE, 200, 6_000);
             run.tally.safety_steps + run.tally.heal_steps
         })
         .sum()
 }
 
 fn simulate(c: &mut Criterion) {
-    let kube = ClientChoice::parse("kube-runtime,waiters=1").expect("built with kube");
+    let kube = Kube(KubeConfig::parse("kube-runtime,waiters=1").expect("a configuration"));
     let mut g = c.benchmark_group("simulate");
     g.sample_size(10);
-    for (name, client) in [("model", ClientChoice::Model), ("kube-runtime", kube)] {
-        let n = steps(client);
-        g.throughput(Throughput::Elements(n));
-        g.bench_function(name, |b| b.iter(|| assert_eq!(steps(client), n)));
-    }
+    let n = steps(&ModelReflector);
+    g.throughput(Throughput::Elements(n));
+    g.bench_function("model", |b| b.iter(|| assert_eq!(steps(&ModelReflector), n)));
+    let n = steps(&kube);
+    g.throughput(Throughput::Elements(n));
+    g.bench_function("kube-runtime", |b| b.iter(|| assert_eq!(steps(&kube), n)));
     g.finish();
 }
 
@@ -77,7 +81,7 @@ fn events<C: Client>(mut sys: System<C>) {
 }
 
 fn event(c: &mut Criterion) {
-    let kube = listwatch_kube::KubeConfig::parse("kube-runtime,waiters=1").expect("a configuration");
+    let kube = Kube(KubeConfig::parse("kube-runtime,waiters=1").expect("a configuration"));
     let mut g = c.benchmark_group("event");
     g.throughput(Throughput::Elements(u64::from(EVENTS - 1)));
     g.bench_function("model", |b| {

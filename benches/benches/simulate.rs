@@ -26,7 +26,6 @@ fn simulate(c: &mut Criterion) {
         steps: 200,
         flaws: Flaws::NONE,
         out: std::env::temp_dir(),
-        client: Default::default(),
     };
     let steps = steps_of_all_seeds(&campaign);
     let mut g = c.benchmark_group("simulate");

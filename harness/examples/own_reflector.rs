@@ -2,9 +2,11 @@
 //!
 //! Anything that talks to the API server through a `kube::Client` can be run against listwatch's model
 //! of etcd and the API servers, with all their faults, and judged by the same properties as kube-runtime
-//! and the model reflector. Implement `UnderTest`: start your tasks with the client the harness gives
-//! you, and report through `Show` what your reflector shows its users (the events it applies, how to
-//! read its cache, readiness, and every delay it waits on, so that time can pass for it).
+//! and the model reflector. Implement one trait, `UnderTest`: start your tasks with the client the
+//! harness gives you, and report through `Show` what your reflector shows its users (the events it
+//! applies, how to read its cache, readiness, and every delay it waits on, so that time can pass for it).
+//! `Kube(your_reflector)` is then a client every driver runs: the simulator and its shrinker here, and
+//! `replay` and the bounded exhaustive mode the same way.
 //!
 //! This one is a plain list-then-watch loop, written the way many home-grown caches are. Run it:
 //!
@@ -21,7 +23,6 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use listwatch_harness::clients::Clients;
 use listwatch_harness::sim::run::{run_seed_with, End};
 use listwatch_harness::sim::shrink::shrink_with;
 use listwatch_kube::reexports::futures::StreamExt;
@@ -29,8 +30,8 @@ use listwatch_kube::reexports::k8s_openapi::api::core::v1::ConfigMap;
 use listwatch_kube::reexports::kube::api::{Api, ListParams, ResourceExt, WatchEvent, WatchParams};
 use listwatch_kube::reexports::kube::runtime::watcher::Event;
 use listwatch_kube::reexports::kube::Client;
-use listwatch_kube::{Harnessed, Show, UnderTest};
-use listwatch_model::{ClientId, Config, Flaws};
+use listwatch_kube::{Kube, Show, UnderTest};
+use listwatch_model::{Config, Flaws};
 
 /// The reflector under test.
 #[derive(Clone, Copy, Debug)]
@@ -105,26 +106,12 @@ async fn run(api: Api<ConfigMap>, cache: Cache, show: Show) {
     }
 }
 
-/// How the simulator makes one per reflector of a world.
-impl Clients for ListThenWatch {
-    type C = Harnessed<ListThenWatch>;
-    fn name(&self) -> &str {
-        "list-then-watch"
-    }
-    fn make(&self, _config: &Config, seed: u64, _id: ClientId) -> Harnessed<ListThenWatch> {
-        Harnessed::new(*self, seed)
-    }
-    fn over_the_wire(&self) -> bool {
-        true
-    }
-}
-
 fn main() {
     let seeds = 300;
     let mut first: BTreeMap<String, (u64, Config, Vec<listwatch_model::Action>)> = BTreeMap::new();
     let mut failed = 0;
     for seed in 0..seeds {
-        let run = run_seed_with(&ListThenWatch, seed, Flaws::NONE, 200, 6_000);
+        let run = run_seed_with(&Kube(ListThenWatch), seed, Flaws::NONE, 200, 6_000);
         let what = match &run.end {
             End::Rest => continue,
             End::Broke(v) => {
@@ -135,6 +122,7 @@ fn main() {
             }
             End::NoRest => "no-rest".to_string(),
             End::Halted(why) => format!("halted ({why})"),
+            End::Gone(why) => panic!("seed {seed}: {why}"),
         };
         failed += 1;
         first.entry(what).or_insert((seed, run.draw.config, run.actions.clone()));
@@ -143,7 +131,8 @@ fn main() {
     for (what, (seed, config, actions)) in first {
         println!("\n{what}: first at seed {seed}");
         let Some(property) = listwatch_properties::Property::parse(&what) else { continue };
-        let (_, shrunk) = shrink_with(&ListThenWatch, seed, config, &actions, property);
+        let (_, shrunk) = shrink_with(&Kube(ListThenWatch), seed, config, &actions, property)
+            .unwrap_or_else(|gone| panic!("seed {seed}: {gone}"));
         for (i, a) in shrunk.iter().enumerate() {
             println!("  {:>3}  {}", i + 1, listwatch_harness::action_text::format(a));
         }

@@ -21,7 +21,7 @@ use listwatch_model::Action;
 use listwatch_properties::{violation, witnessed, Property, Violation};
 use rayon::prelude::*;
 
-use crate::checker::{CheckModel, CheckState, Checkable};
+use crate::check_model::{resident_bytes, CheckModel, CheckState, Checkable};
 
 /// How a state's fingerprint is taken: 64 bits of foldhash's quality hasher with a fixed seed, so that
 /// a run is the same on every run. Two different states with one fingerprint would make the second
@@ -359,7 +359,7 @@ fn path(parents: &[Parent], mut id: u32) -> Vec<Action> {
 
 /// Whether the process holds `limit` bytes or more.
 fn over(limit: Option<u64>) -> bool {
-    limit.zip(crate::checker::resident_bytes()).is_some_and(|(limit, rss)| rss >= limit)
+    limit.zip(resident_bytes()).is_some_and(|(limit, rss)| rss >= limit)
 }
 
 /// The real steps from the initial state of a path found under symmetry, whose steps name the servers

@@ -9,11 +9,10 @@
 //! with the fewest steps. Liveness that needs the environment quiet is judged only where a schedule
 //! within the bound makes it quiet.
 
-use listwatch_model::{Action, Config};
+use listwatch_model::{Action, Clients, Config};
 use listwatch_properties::{first_violation, Violation};
 
-use crate::checker::CheckState;
-use crate::clients::Clients;
+use crate::check_model::CheckState;
 
 /// What a bounded run did.
 #[derive(Clone, Debug)]
@@ -28,16 +27,18 @@ pub struct Bounded {
     pub broke: Option<(Vec<Action>, Violation)>,
     /// The schedule budget ran out before the bound was covered.
     pub cut: bool,
+    /// A client's machinery was gone ([`listwatch_model::Client::gone`]): the run stopped there.
+    pub gone: Option<String>,
 }
 
 /// Explore every schedule of `config` of at most `depth` steps with the clients `k` makes, until a
 /// violation or `max_schedules` schedules.
 pub fn explore<K: Clients>(k: &K, config: Config, depth: usize, max_schedules: u64) -> Bounded {
-    let mut run = Bounded { depth: 0, schedules: 0, steps: 0, broke: None, cut: false };
+    let mut run = Bounded { depth: 0, schedules: 0, steps: 0, broke: None, cut: false, gone: None };
     for bound in 1..=depth {
         let mut prefix = Vec::with_capacity(bound);
         visit(k, config, bound, &mut prefix, max_schedules, &mut run);
-        if run.broke.is_some() || run.cut {
+        if run.broke.is_some() || run.cut || run.gone.is_some() {
             return run;
         }
         run.depth = bound;
@@ -54,9 +55,13 @@ fn replay<K: Clients>(
 ) -> (CheckState<K::C>, Option<Violation>) {
     let mut state = CheckState::start_with(config, |id| k.make(&config, 0, id));
     let mut broke = first_violation(&state.sys, &state.monitor);
-    for a in prefix {
+    for (i, a) in prefix.iter().enumerate() {
         state.step(*a);
         run.steps += 1;
+        if let Some(why) = state.sys.gone() {
+            run.gone.get_or_insert(format!("step {} ({a}) of a schedule: {why}", i + 1));
+            return (state, None);
+        }
         broke = first_violation(&state.sys, &state.monitor);
     }
     (state, broke)
@@ -70,10 +75,13 @@ fn visit<K: Clients>(
     max: u64,
     run: &mut Bounded,
 ) {
-    if run.broke.is_some() || run.cut {
+    if run.broke.is_some() || run.cut || run.gone.is_some() {
         return;
     }
     let (state, broke) = replay(k, config, prefix, run);
+    if run.gone.is_some() {
+        return;
+    }
     if let Some(v) = broke {
         run.broke = Some((prefix.clone(), v));
         return;
@@ -90,7 +98,7 @@ fn visit<K: Clients>(
         prefix.push(a);
         visit(k, config, bound, prefix, max, run);
         prefix.pop();
-        if run.broke.is_some() || run.cut {
+        if run.broke.is_some() || run.cut || run.gone.is_some() {
             return;
         }
     }
@@ -99,8 +107,8 @@ fn visit<K: Clients>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::ModelReflector;
     use crate::scope::Scope;
+    use listwatch_model::ModelReflector;
 
     #[test]
     fn the_model_reflector_holds_within_the_bound_and_a_flaw_breaks() {

@@ -7,10 +7,11 @@
 pub mod action_text;
 pub mod bfs;
 pub mod bounded;
+pub mod check_model;
 pub mod checker;
 pub mod cli;
-pub mod clients;
 pub mod conformance;
+pub mod interrupt;
 pub mod live;
 pub mod render;
 pub mod replay;

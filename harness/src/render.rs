@@ -7,8 +7,8 @@ use std::fmt::Write;
 use listwatch_model::{Action, ClientId, Fault, Observed, ServerId, System};
 
 use crate::action_text;
-use crate::checker::CheckState;
-use crate::replay::replay;
+use crate::check_model::CheckState;
+use crate::replay::verdicts;
 use crate::tracefile::Trace;
 
 /// One step replayed: the action, who took it, what it showed, and the state after it.
@@ -55,7 +55,7 @@ fn short_key(key: &str) -> &str {
 }
 
 fn verdict_line(trace: &Trace) -> String {
-    let r = replay(trace);
+    let r = verdicts(trace);
     let expected = if r.verdict == trace.expect { "as recorded" } else { "RECORDED DIFFERENTLY" };
     format!(
         "verdict: {} ({expected}: {}); correct reflector on the same steps: {}",
@@ -212,7 +212,7 @@ fn over(action: &Action) -> String {
 
 /// The trace file and, per step, what it showed and the state after it.
 pub fn json(trace: &Trace) -> String {
-    let r = replay(trace);
+    let r = verdicts(trace);
     let steps: Vec<serde_json::Value> = steps(trace)
         .into_iter()
         .map(|s| {

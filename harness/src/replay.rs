@@ -1,10 +1,9 @@
 //! Judging a list of actions: the verdict of a trace, and whether a corpus file still reproduces.
 
-use listwatch_model::{Action, ClientId, Config, Flaws, System};
+use listwatch_model::{Action, ClientId, Clients, Config, Flaws, ModelReflector, System};
 use listwatch_properties::{first_violation, Frame, Violation};
 
-use crate::checker::CheckState;
-use crate::clients::{Clients, ModelReflector};
+use crate::check_model::CheckState;
 use crate::tracefile::{Trace, Verdict};
 
 /// Run `actions` from the start of `config`, judging every state (the initial one is step 0), until the
@@ -12,20 +11,22 @@ use crate::tracefile::{Trace, Verdict};
 /// counted).
 pub fn judge(config: Config, actions: &[Action]) -> (Verdict, Option<Violation>) {
     judge_with(&ModelReflector, 0, config, actions)
+        .unwrap_or_else(|gone| unreachable!("the model reflector: {gone}"))
 }
 
-/// [`judge`] with the clients `clients` makes (`seed`: the run's, for clients that draw from it).
+/// [`judge`] with the clients `clients` makes (`seed`: the run's, for clients that draw from it). `Err`:
+/// a client's machinery was gone at the step named ([`listwatch_model::Client::gone`]).
 pub fn judge_with<K: Clients>(
     clients: &K,
     seed: u64,
     config: Config,
     actions: &[Action],
-) -> (Verdict, Option<Violation>) {
-    let walk = walk(clients, seed, config, actions);
-    match walk.broke {
+) -> Result<(Verdict, Option<Violation>), String> {
+    let walk = walk(clients, seed, config, actions)?;
+    Ok(match walk.broke {
         Some((step, v)) => (Verdict::Breaks { property: v.property, step }, Some(v)),
         None => (Verdict::Holds, None),
-    }
+    })
 }
 
 /// Run `actions` from the start of `config`, leaving out every step that is not enabled where it
@@ -33,17 +34,38 @@ pub fn judge_with<K: Clients>(
 /// violation if there is one) and which property broke.
 pub fn take_enabled(config: Config, actions: &[Action]) -> (Vec<Action>, Option<Violation>) {
     take_enabled_with(&ModelReflector, 0, config, actions)
+        .unwrap_or_else(|gone| unreachable!("the model reflector: {gone}"))
 }
 
-/// [`take_enabled`] with the clients `clients` makes.
+/// [`take_enabled`] with the clients `clients` makes; `Err` as for [`judge_with`].
 pub fn take_enabled_with<K: Clients>(
     clients: &K,
     seed: u64,
     config: Config,
     actions: &[Action],
-) -> (Vec<Action>, Option<Violation>) {
-    let walk = walk(clients, seed, config, actions);
-    (walk.taken, walk.broke.map(|(_, v)| v))
+) -> Result<(Vec<Action>, Option<Violation>), String> {
+    let walk = walk(clients, seed, config, actions)?;
+    Ok((walk.taken, walk.broke.map(|(_, v)| v)))
+}
+
+/// The first of `actions` that is not enabled where it stands when run with the clients `clients`
+/// makes, if any: a trace file must be a run, and loading one does not execute it.
+pub fn first_disabled<K: Clients>(
+    clients: &K,
+    seed: u64,
+    config: Config,
+    actions: &[Action],
+) -> Result<Option<usize>, String> {
+    let (mut sys, _) = System::start_with(config, |id| clients.make(&config, seed, id));
+    for (i, a) in actions.iter().enumerate() {
+        if sys.try_apply(*a).is_err() {
+            return Ok(Some(i));
+        }
+        if let Some(why) = sys.gone() {
+            return Err(format!("step {} ({a}): {why}", i + 1));
+        }
+    }
+    Ok(None)
 }
 
 /// What running a list of actions did.
@@ -55,11 +77,14 @@ struct Walk {
     broke: Option<(usize, Violation)>,
 }
 
-fn walk<K: Clients>(clients: &K, seed: u64, config: Config, actions: &[Action]) -> Walk {
+fn walk<K: Clients>(clients: &K, seed: u64, config: Config, actions: &[Action]) -> Result<Walk, String> {
     let mut state = CheckState::start_with(config, |id: ClientId| clients.make(&config, seed, id));
     let mut taken = Vec::with_capacity(actions.len());
+    if let Some(why) = state.sys.gone() {
+        return Err(format!("at the start: {why}"));
+    }
     if let Some(v) = first_violation(&state.sys, &state.monitor) {
-        return Walk { taken, broke: Some((0, v)) };
+        return Ok(Walk { taken, broke: Some((0, v)) });
     }
     for (i, action) in actions.iter().enumerate() {
         if !state.sys.enabled(*action) {
@@ -67,11 +92,14 @@ fn walk<K: Clients>(clients: &K, seed: u64, config: Config, actions: &[Action]) 
         }
         state.step(*action);
         taken.push(*action);
+        if let Some(why) = state.sys.gone() {
+            return Err(format!("step {} ({action}): {why}", i + 1));
+        }
         if let Some(v) = first_violation(&state.sys, &state.monitor) {
-            return Walk { taken, broke: Some((i + 1, v)) };
+            return Ok(Walk { taken, broke: Some((i + 1, v)) });
         }
     }
-    Walk { taken, broke: None }
+    Ok(Walk { taken, broke: None })
 }
 
 /// Record what running `actions` from the start of `config` showed, one frame per step (the first is
@@ -101,14 +129,41 @@ impl Replayed {
     /// The trace still shows what it recorded, and the correct system holds on it.
     pub fn reproduces(&self, trace: &Trace) -> bool {
         // A foreign client's trace records what that client does: there is no flaw to switch off.
-        self.verdict == trace.expect && (self.correct == Verdict::Holds || !trace.client.is_model())
+        self.verdict == trace.expect && (self.correct == Verdict::Holds || !trace.is_model())
     }
 }
 
-/// Replay a loaded trace (its actions are known to be enabled).
-pub fn replay(trace: &Trace) -> Replayed {
+/// Replay a loaded trace with the client it names, made by `clients`: first check that each of its
+/// actions is enabled where it stands, then judge it, and the correct model reflector on its steps.
+/// `Err`: a step that is not enabled, or a client whose machinery was gone (one line, naming the step).
+pub fn replay_with<K: Clients>(clients: &K, trace: &Trace) -> Result<Replayed, String> {
     let seed = trace.seed.unwrap_or(0);
-    let verdict = trace.client.judge(seed, trace.config, &trace.actions).0;
+    check_enabled(clients, trace)?;
+    let verdict = judge_with(clients, seed, trace.config, &trace.actions)?.0;
+    let correct = judge(trace.config.with_flaws(Flaws::NONE), &trace.actions).0;
+    Ok(Replayed { verdict, correct })
+}
+
+/// Replay a trace of the model reflector ([`replay_with`]).
+pub fn replay(trace: &Trace) -> Result<Replayed, String> {
+    replay_with(&ModelReflector, trace)
+}
+
+/// The verdicts of a model-reflector trace as it stands, with its flaws and without (steps a run does
+/// not enable are skipped): what the renderers print.
+pub fn verdicts(trace: &Trace) -> Replayed {
+    let verdict = judge(trace.config, &trace.actions).0;
     let correct = judge(trace.config.with_flaws(Flaws::NONE), &trace.actions).0;
     Replayed { verdict, correct }
+}
+
+/// Every action of the trace is enabled where it stands, with the clients `clients` makes.
+pub fn check_enabled<K: Clients>(clients: &K, trace: &Trace) -> Result<(), String> {
+    match first_disabled(clients, trace.seed.unwrap_or(0), trace.config, &trace.actions)? {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "actions[{i}] '{}': not enabled at that point of the trace",
+            crate::action_text::format(&trace.actions[i])
+        )),
+    }
 }

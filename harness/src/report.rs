@@ -201,7 +201,7 @@ pub fn counterexample_traces(run: &Run, worlds: &[World], outcomes: &[Outcome]) 
                 seed: None,
                 actions: actions.clone(),
                 expect: TraceVerdict::Breaks { property, step: actions.len() },
-                client: Default::default(),
+                client: listwatch_model::ModelReflector::NAME.to_string(),
             };
             traces.push((format!("{}.{}.json", property.name(), w.name), trace));
         }
@@ -235,7 +235,7 @@ pub fn catch_all(run: &Run) -> Vec<Catch> {
                         seed: None,
                         actions: actions.clone(),
                         expect: crate::tracefile::Verdict::Breaks { property, step: actions.len() },
-                        client: Default::default(),
+                        client: listwatch_model::ModelReflector::NAME.to_string(),
                     });
                     break;
                 }

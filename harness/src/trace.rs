@@ -6,7 +6,7 @@ use std::fmt::Write;
 use listwatch_model::{Action, Config, Observed};
 use listwatch_properties::Violation;
 
-use crate::checker::CheckState;
+use crate::check_model::CheckState;
 
 /// Render the steps of a trace, replayed from the start of `config`.
 pub fn render(config: Config, actions: &[Action], violation: &Violation) -> String {

@@ -66,6 +66,7 @@ fn shown(rv: u32, synced: bool) -> Shown {
         synced,
         between_events: true,
         unread: false,
+        readiness_pending: false,
         watch_at_rest: false,
         connected: true,
         scheduled: false,

@@ -7,7 +7,7 @@ use listwatch_harness::replay::{replay, take_enabled};
 use listwatch_harness::sim::campaign::{self, Campaign};
 use listwatch_harness::sim::shrink::BUDGETS;
 use listwatch_harness::tracefile::{Trace, Verdict};
-use listwatch_model::{Action, Config, Flaw, Flaws};
+use listwatch_model::{Action, Config, Flaw, Flaws, ModelReflector};
 
 fn campaign(name: &str, seeds: u64, flaws: Flaws) -> Campaign {
     Campaign {
@@ -17,17 +17,16 @@ fn campaign(name: &str, seeds: u64, flaws: Flaws) -> Campaign {
         steps: 200,
         flaws,
         out: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("simulate").join(name),
-        client: Default::default(),
     }
 }
 
 #[test]
 fn the_same_campaign_prints_the_same_bytes() {
     let c = campaign("determinism", 300, Flaws::only(Flaw::StaleDeleteRv));
-    let first = campaign::run(&c).expect("runs");
+    let first = campaign::run(&c, &ModelReflector).expect("runs");
     let trace_path = first.failures[0].shrunk.as_ref().expect("the first failure is shrunk").1.clone();
     let trace_bytes = std::fs::read(&trace_path).expect("written");
-    let second = campaign::run(&c).expect("runs");
+    let second = campaign::run(&c, &ModelReflector).expect("runs");
     assert_eq!(campaign::json(&c, &first), campaign::json(&c, &second));
     assert_eq!(campaign::text(&c, &first), campaign::text(&c, &second));
     assert_eq!(std::fs::read(&trace_path).expect("written"), trace_bytes);
@@ -36,13 +35,13 @@ fn the_same_campaign_prints_the_same_bytes() {
 #[test]
 fn shards_split_the_seeds_and_add_up_to_the_whole() {
     let whole = campaign("whole", 90, Flaws::NONE);
-    let all = campaign::run(&whole).expect("runs");
+    let all = campaign::run(&whole, &ModelReflector).expect("runs");
     let mut seeds = Vec::new();
     let mut steps = 0;
     for k in 1..=3 {
         let shard = Campaign { shard: (k, 3), ..whole.clone() };
         seeds.extend(shard.shard_seeds());
-        let s = campaign::run(&shard).expect("runs");
+        let s = campaign::run(&shard, &ModelReflector).expect("runs");
         steps += s.tally.safety_steps + s.tally.heal_steps;
     }
     seeds.sort_unstable();
@@ -53,7 +52,7 @@ fn shards_split_the_seeds_and_add_up_to_the_whole() {
 #[test]
 fn the_correct_system_passes_and_reaches_every_witness_it_can() {
     let c = campaign("correct", 1000, Flaws::NONE);
-    let s = campaign::run(&c).expect("runs");
+    let s = campaign::run(&c, &ModelReflector).expect("runs");
     assert!(s.failures.is_empty(), "{}", campaign::text(&c, &s));
     // Every property but the manager's (whose witness needs a paused cluster and a served request in
     // one seed) is exercised, not only vacuously held.
@@ -66,7 +65,7 @@ fn the_correct_system_passes_and_reaches_every_witness_it_can() {
 fn every_flaw_is_found_in_1000_seeds_and_its_shrunk_trace_replays_and_is_minimal() {
     for flaw in Flaw::ALL {
         let c = campaign(flaw.name(), 1000, Flaws::only(flaw));
-        let s = campaign::run(&c).expect("runs");
+        let s = campaign::run(&c, &ModelReflector).expect("runs");
         // The first broken property (a run that does not come to rest is a finding too, not shrunk).
         let first = s
             .failures
@@ -76,7 +75,7 @@ fn every_flaw_is_found_in_1000_seeds_and_its_shrunk_trace_replays_and_is_minimal
         let (len, path) = first.shrunk.clone().expect("the first failure of its property is shrunk");
         assert!(len <= first.steps, "{flaw}: shrinking made it longer");
         let trace = Trace::load(&path).unwrap_or_else(|e| panic!("{e}"));
-        let r = replay(&trace);
+        let r = replay(&trace).unwrap_or_else(|e| panic!("{flaw}: {e}"));
         assert!(matches!(r.verdict, Verdict::Breaks { step, .. } if step == len), "{flaw}: {}", r.verdict);
         assert_eq!(r.correct, Verdict::Holds, "{flaw}: the correct reflector breaks on the shrunk trace");
         assert_minimal(&trace, flaw);

@@ -6,14 +6,21 @@
 //!
 //! Call order, as for the reflector: `start` once; after every `handle`, drain `poll_effect` until it
 //! returns `None` and re-read the next timer.
+//!
+//! This is the one seam for every client under test: a [`Client`] is what a driver steps, and a
+//! [`Clients`] is a client in one named configuration, which makes a fresh one for each reflector of a
+//! world. The model reflector ([`ModelReflector`]), kube-runtime and any reflector over a `kube::Client`
+//! (`listwatch-kube`), and client-go (`listwatch-client-go`) each implement both; every driver is
+//! generic over `Clients`, and the command line picks one by name.
 
 use std::fmt;
 
 use crate::api::{ApiError, Message, WatchEnd, WatchEvent};
 use crate::cache::{Cache, Notification};
+use crate::config::Config;
 use crate::flaw::Flaws;
 use crate::reflector::{Output, Phase, Reflector, ReflectorConfig, Timer};
-use crate::types::{Millis, Rev};
+use crate::types::{ClientId, Millis, Rev};
 
 /// What reaches a client.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -68,10 +75,21 @@ pub trait Client: fmt::Debug {
     fn unread(&self) -> bool {
         false
     }
+    /// Whether the client's cache has synced but a task waiting for it has not looked yet: client-go's
+    /// `WaitForCacheSync` polls every 100 ms (C8), so its readiness lags a full LIST until the next poll,
+    /// a timer of the client's ([`Timer::Poll`]). The model reflector is ready the moment it lists.
+    fn readiness_pending(&self) -> bool {
+        false
+    }
     /// Why the client cannot be stepped any further, if it cannot: a client under test that keeps
     /// itself busy without waiting on anything the environment does, or shows an object no server sent.
     /// A driver ends the run there, with this as its verdict (the model reflector never halts).
     fn halted(&self) -> Option<String> {
+        None
+    }
+    /// Why the client's own machinery is gone, if it is: a process that died or stopped answering. Not
+    /// a verdict on the client: a driver stops with this as an error that names the step.
+    fn gone(&self) -> Option<String> {
         None
     }
     /// The RV the client claims to have seen everything up to.
@@ -80,6 +98,41 @@ pub trait Client: fmt::Debug {
     fn has_synced(&self) -> bool;
     /// Its cache.
     fn cache(&self) -> &Cache;
+}
+
+/// A client under test in one named configuration: how a driver makes the clients of a world, one per
+/// reflector the configuration asks for, fresh for every run it executes.
+pub trait Clients {
+    type C: Client;
+    /// The name trace files and reports give this client (`model`, `kube-runtime,waiters=1`): the spec
+    /// the command line reads back.
+    fn name(&self) -> String;
+    /// A fresh client for reflector `id` of a run of `config`; `seed` is the run's seed (0 when a run has
+    /// none), from which a client with randomness of its own draws it.
+    fn make(&self, config: &Config, seed: u64, id: ClientId) -> Self::C;
+    /// Whether the client reads Kubernetes' real wire, so that the simulator also draws the wire's own
+    /// faults for it (a watch line that does not decode).
+    fn over_the_wire(&self) -> bool {
+        false
+    }
+}
+
+/// The model reflector with its informer cache, as a [`Clients`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModelReflector;
+
+impl ModelReflector {
+    pub const NAME: &'static str = "model";
+}
+
+impl Clients for ModelReflector {
+    type C = ModelClient;
+    fn name(&self) -> String {
+        Self::NAME.to_string()
+    }
+    fn make(&self, config: &Config, _seed: u64, _id: ClientId) -> ModelClient {
+        ModelClient::new(config.reflector, config.flaws)
+    }
 }
 
 /// The model reflector and the informer cache it feeds.

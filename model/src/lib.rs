@@ -29,7 +29,7 @@ pub mod watch_cache;
 pub use action::{Action, Fault};
 pub use api::{ApiError, Continue, ListResponse, ListRv, Message, Request, WatchEnd, WatchEvent, WatchFrom};
 pub use cache::{Cache, CacheOp, Notification};
-pub use client::{Client, Effect, Input, ModelClient};
+pub use client::{Client, Clients, Effect, Input, ModelClient, ModelReflector};
 pub use config::{Config, FaultKind, FaultKinds, ManagerConfig, ProgressNotify};
 pub use flaw::{Component, Flaw, Flaws, UnknownFlaw};
 pub use observe::{ClientView, Observed};

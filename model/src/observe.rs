@@ -190,6 +190,9 @@ pub struct ClientView<'a> {
     /// Whether something delivered to the client still waits to be read by it ([`crate::Client::unread`]);
     /// never for the model reflector, which reads what arrives at once.
     pub unread: bool,
+    /// Whether its readiness waits only for a poll that is scheduled ([`crate::Client::readiness_pending`]
+    /// with a [`crate::Timer::Poll`] armed): a bounded lag after a full LIST, not a lost readiness.
+    pub readiness_pending: bool,
     /// Whether a WATCH of the client is open at a server with nothing queued for it: at rest.
     pub watch_at_rest: bool,
     /// Whether the client has a connection (a request in flight or a stream open).

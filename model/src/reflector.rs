@@ -128,9 +128,14 @@ pub enum Timer {
     BackoffReset,
     /// C3/C5: the client-side watch timeout.
     WatchTimeout,
+    /// C8: a task waiting for the cache to sync looks again (client-go's `WaitForCacheSync` polls every
+    /// 100 ms). The model reflector's readiness is its own and it never arms this; a client under test
+    /// whose waiters poll does.
+    Poll,
 }
 
 impl Timer {
+    /// The timers the model reflector arms ([`Timer::Poll`] is not one).
     const ALL: [Timer; 5] =
         [Timer::Spin, Timer::Backoff, Timer::WatchAged, Timer::BackoffReset, Timer::WatchTimeout];
 
@@ -277,6 +282,8 @@ impl Reflector {
             Timer::WatchAged => c.short_watch_ms,
             Timer::BackoffReset => c.backoff_reset_ms,
             Timer::WatchTimeout => Millis::from(c.watch_timeout_secs) * 1000,
+            // Never armed here (see the variant).
+            Timer::Poll => 0,
         }
     }
 
@@ -635,6 +642,7 @@ impl Reflector {
                 self.outputs.push_back(Output::Cancel);
                 self.handle_watch_ended(WatchEnd::ClientTimeout);
             }
+            Timer::Poll => {}
         }
     }
 }

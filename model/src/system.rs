@@ -171,6 +171,12 @@ impl<C: Client> System<C> {
         &self.clients[usize::from(client.0)]
     }
 
+    /// Why a client's own machinery is gone, naming the client, if one's is ([`Client::gone`]): drivers
+    /// stop with it as an error.
+    pub fn gone(&self) -> Option<String> {
+        self.client_ids().find_map(|c| self.client(c).gone().map(|why| format!("{c}: {why}")))
+    }
+
     /// What a client shows (the observation surface).
     pub fn view(&self, client: ClientId) -> ClientView<'_> {
         let c = &self.clients[usize::from(client.0)];
@@ -185,8 +191,11 @@ impl<C: Client> System<C> {
                         .server
                         .is_some_and(|s| self.servers[usize::from(s.0)].watches().contains_key(&client))
             });
+        let readiness_pending =
+            c.readiness_pending() && c.next_timer().is_some_and(|(t, _)| t == crate::reflector::Timer::Poll);
         ClientView {
             unread,
+            readiness_pending,
             resource_version: c.resource_version(),
             synced: c.has_synced(),
             between_events,

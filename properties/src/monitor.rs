@@ -9,9 +9,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use listwatch_model::manager::{ClusterId, LockMode, RequestId};
 use listwatch_model::{
-    ApiError, ClientId, Key, ListRv, Message, Millis, Notification, Object, Observed, Request, Rev, Uid,
-    WatchEvent, WatchFrom,
+    ApiError, ClientId, Key, ListRv, Message, Millis, Notification, Object, Observed, Request, Rev, Timer,
+    Uid, WatchEvent, WatchFrom,
 };
+
+use listwatch_model::ClientView;
 
 use crate::observations::{Environment, Observations, Truth};
 use crate::property::{Property, Violation};
@@ -139,6 +141,9 @@ impl std::fmt::Display for Failure {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ClientMonitor {
     pub claimed: Rev,
+    /// C8: a readiness poll of the client fired in this step (client-go's `WaitForCacheSync`): it may
+    /// lag a full LIST until then, not after.
+    pub polled: bool,
     /// After the last step, something delivered to the client still waited to be read: its claim may
     /// move up to what it received (`latest`) when it reads, in the step that re-watches.
     pub unread: bool,
@@ -300,6 +305,10 @@ impl Monitor {
                 }
                 c.stream = None;
                 c.outstanding = None;
+            }
+            Observed::TimerFired { timer: Timer::Poll, after_ms, .. } => {
+                self.clients[i].polled = true;
+                self.time_passed(client, *after_ms);
             }
             Observed::TimerFired { after_ms, .. }
             | Observed::SilenceNoticed { after_ms, .. }
@@ -623,13 +632,20 @@ impl Monitor {
         }
     }
 
-    /// C8: readiness follows the first full list.
-    fn readiness(&mut self, client: ClientId, synced: bool, between_events: bool) {
-        let c = &self.clients[usize::from(client.0)];
-        let detail = match (c.listed, synced) {
+    /// C8: readiness follows the first full list, at once or at the waiters' next poll.
+    fn readiness(&mut self, client: ClientId, view: &ClientView<'_>) {
+        let c = &mut self.clients[usize::from(client.0)];
+        let polled = std::mem::take(&mut c.polled);
+        let detail = match (c.listed, view.synced) {
             (false, true) => "reports ready before any full LIST reached its cache",
-            // A list that arrived but waits unread (the client sleeps a backoff) has not reached it.
-            (true, false) if between_events => "is not ready although a full LIST reached its cache",
+            // A list that arrived but waits unread (the client sleeps a backoff) has not reached it; a
+            // waiter that polls sees it at its next poll, which is scheduled.
+            (true, false) if view.between_events && polled => {
+                "is not ready although its waiters polled after a full LIST reached its cache"
+            }
+            (true, false) if view.between_events && !view.readiness_pending => {
+                "is not ready although a full LIST reached its cache"
+            }
             _ => return,
         };
         self.fail(Property::ReadyMeansListed, Some(client), detail.to_string());
@@ -738,7 +754,7 @@ impl Monitor {
         }
         c.claimed = view.resource_version;
         c.unread = view.unread;
-        self.readiness(client, view.synced, view.between_events);
+        self.readiness(client, &view);
         let c = &mut self.clients[i];
         let told = c.notified.len() != view.cache.len()
             || view.cache.objects().any(|o| c.notified.get(&o.key) != Some(o));

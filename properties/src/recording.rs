@@ -20,6 +20,8 @@ pub struct Shown {
     pub between_events: bool,
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
     pub unread: bool,
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
+    pub readiness_pending: bool,
     pub watch_at_rest: bool,
     pub connected: bool,
     pub scheduled: bool,
@@ -33,6 +35,7 @@ impl Shown {
             synced: view.synced,
             between_events: view.between_events,
             unread: view.unread,
+            readiness_pending: view.readiness_pending,
             watch_at_rest: view.watch_at_rest,
             connected: view.connected,
             scheduled: view.scheduled,
@@ -144,6 +147,7 @@ impl Observations for Recorded<'_> {
             synced: s.synced,
             between_events: s.between_events,
             unread: s.unread,
+            readiness_pending: s.readiness_pending,
             watch_at_rest: s.watch_at_rest,
             connected: s.connected,
             scheduled: s.scheduled,

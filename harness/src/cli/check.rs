@@ -1,5 +1,6 @@
 //! `listwatch check`, `bugs` and `explore`: the exhaustive checker over a scope's worlds.
 
+use super::clients::with_clients;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -224,8 +225,8 @@ pub struct CheckArgs {
     pub out: Option<PathBuf>,
     /// Check a client the checker cannot explore (`listwatch clients`; needs --features kube) by
     /// re-execution: every schedule of at most --depth steps of each world, each from a fresh client
-    #[arg(long, value_name = "NAME", default_value = "model", value_parser = crate::clients::ClientChoice::parse)]
-    pub client: crate::clients::ClientChoice,
+    #[arg(long, value_name = "NAME", default_value = "model", value_parser = super::clients::ClientChoice::parse)]
+    pub client: super::clients::ClientChoice,
     /// With --client: the bound on a schedule's steps
     #[arg(long, value_name = "N", default_value = "6", value_parser = positive, allow_hyphen_values = true)]
     pub depth: u64,
@@ -249,7 +250,7 @@ impl Default for CheckArgs {
             memory_limit_mib: None,
             json: false,
             out: None,
-            client: crate::clients::ClientChoice::Model,
+            client: super::clients::ClientChoice::Model,
             depth: 6,
             corpus: None,
             addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
@@ -489,15 +490,19 @@ fn check_bounded(args: &CheckArgs) -> i32 {
         return 2;
     }
     let depth = usize::try_from(args.depth).unwrap_or(usize::MAX);
-    let (client, mut status, mut traces) = (args.client, 0, Vec::new());
+    let (client, mut status, mut traces) = (args.client.spec(), 0, Vec::new());
     println!(
-        "listwatch check --client {}: every schedule of at most {depth} steps of each world, re-executed \
-         from the start with a fresh client; states are not merged",
-        client.spec()
+        "listwatch check --client {client}: every schedule of at most {depth} steps of each world, \
+         re-executed from the start with a fresh client; states are not merged"
     );
     for w in args.worlds(Flaws::NONE) {
         let started = std::time::Instant::now();
-        let run = client.bounded(w.config, depth, args.max_states);
+        let run =
+            with_clients!(&args.client, k => crate::bounded::explore(k, w.config, depth, args.max_states));
+        if let Some(why) = &run.gone {
+            eprintln!("listwatch: check --client {client}: world {}: {why}", w.name);
+            return 2;
+        }
         let took = started.elapsed().as_secs_f64();
         let counts = format!("{} schedules, {} steps", run.schedules, run.steps);
         match &run.broke {
@@ -510,19 +515,17 @@ fn check_bounded(args: &CheckArgs) -> i32 {
                 }
                 let trace = crate::tracefile::Trace {
                     title: format!(
-                        "{}: {} breaks in world {}; shortest schedule, check --client",
-                        client.spec(),
-                        v.property,
-                        w.name
+                        "{client}: {} breaks in world {}; shortest schedule, check --client",
+                        v.property, w.name
                     ),
                     config: w.config,
                     seed: Some(0),
                     actions: steps.clone(),
                     expect: crate::tracefile::Verdict::Breaks { property: v.property, step: steps.len() },
-                    client,
+                    client: client.clone(),
                 };
                 traces.push((
-                    format!("{}.{}.{}.json", client.spec().replace(',', "."), v.property.name(), w.name),
+                    format!("{}.{}.{}.json", client.replace(',', "."), v.property.name(), w.name),
                     trace,
                 ));
             }

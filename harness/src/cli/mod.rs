@@ -6,6 +6,7 @@
 //! suggestion for a typo), and exit 2; `--help` and `--version` print to stdout and exit 0.
 
 pub mod check;
+pub mod clients;
 pub mod conformance;
 pub mod simulate;
 pub mod traces;
@@ -127,7 +128,7 @@ pub fn run(args: &[String]) -> i32 {
         Some(Command::Explore(e)) => Ok(check::explore(&e)),
         Some(Command::Simulate(s)) => simulate::simulate(&s),
         Some(Command::Clients) => {
-            for (name, about) in crate::clients::ClientChoice::all() {
+            for (name, about) in clients::ClientChoice::all() {
                 println!("{name:34} {about}");
             }
             Ok(0)

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use listwatch_model::{Flaw, Flaws};
 
+use super::clients::{with_clients, ClientChoice};
 use super::UsageError;
-use crate::clients::ClientChoice;
 use crate::sim::campaign::{self, Campaign};
 
 pub const SIMULATE_HELP: &str = "\
@@ -90,22 +90,14 @@ impl SimulateArgs {
                 "--flaw: flaws are planted in the model reflector; --client is another client".into(),
             ));
         }
-        Ok(Campaign {
-            first_seed,
-            seeds,
-            shard: self.shard,
-            steps: self.steps,
-            flaws,
-            out: self.out.clone(),
-            client: self.client,
-        })
+        Ok(Campaign { first_seed, seeds, shard: self.shard, steps: self.steps, flaws, out: self.out.clone() })
     }
 }
 
 /// Run `simulate`: 0 when every seed passes, 1 when one fails, 2 when a trace cannot be written.
 pub fn simulate(args: &SimulateArgs) -> Result<i32, UsageError> {
     let (c, json) = (args.campaign()?, args.json);
-    let summary = match campaign::run(&c) {
+    let summary = match with_clients!(&args.client, k => campaign::run(&c, k)) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("listwatch: {e}");

@@ -2,9 +2,10 @@
 
 use std::path::Path;
 
+use super::clients::{with_clients, ClientChoice};
 use super::UsageError;
 use crate::render;
-use crate::replay::replay;
+use crate::replay::{check_enabled, judge_with, replay_with, Replayed};
 use crate::tracefile::Trace;
 
 fn format(v: &str) -> Result<String, String> {
@@ -36,32 +37,49 @@ pub struct ReplayArgs {
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<String>,
     /// Replay as this client only: a file recorded with another client is refused (`listwatch clients`)
-    #[arg(long, value_name = "NAME", value_parser = crate::clients::ClientChoice::parse)]
-    pub client: Option<crate::clients::ClientChoice>,
+    #[arg(long, value_name = "NAME", value_parser = ClientChoice::parse)]
+    pub client: Option<ClientChoice>,
+}
+
+/// Load a trace file and the client it names; an error is one line naming the file.
+fn load(file: &str) -> Result<(Trace, ClientChoice), String> {
+    let trace = Trace::load(Path::new(file)).map_err(|e| e.to_string())?;
+    let client = ClientChoice::parse(&trace.client).map_err(|m| format!("{file}: client: {m}"))?;
+    Ok((trace, client))
 }
 
 /// `show FILE [--format text|mermaid|json]`.
 pub fn show(args: &ShowArgs) -> Result<i32, UsageError> {
     let (file, format) = (&args.file, &args.format);
-    let trace = match Trace::load(Path::new(&file)) {
+    let (trace, client) = match load(file) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("listwatch: {e}");
             return Ok(2);
         }
     };
-    if !trace.client.is_model() && format != "text" {
+    if !trace.is_model() && format != "text" {
         eprintln!(
             "listwatch: {file}: --format {format} renders model-reflector traces; this one is of {}",
-            trace.client.spec()
+            trace.client
         );
         return Ok(2);
     }
-    if !trace.client.is_model() {
+    let seed = trace.seed.unwrap_or(0);
+    let judged = with_clients!(&client, k => {
+        check_enabled(k, &trace).and_then(|()| judge_with(k, seed, trace.config, &trace.actions))
+    });
+    let (verdict, violation) = match judged {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("listwatch: {file}: {e}");
+            return Ok(2);
+        }
+    };
+    if !trace.is_model() {
         // The renderers step the model reflector; a foreign client's trace is shown as its steps and
         // the verdict its own replay gives.
-        let (verdict, violation) = trace.client.judge(trace.seed.unwrap_or(0), trace.config, &trace.actions);
-        println!("{}\nclient: {}", trace.title, trace.client.spec());
+        println!("{}\nclient: {}", trace.title, trace.client);
         for (i, a) in trace.actions.iter().enumerate() {
             println!("{:>4}  {}", i + 1, crate::action_text::format(a));
         }
@@ -81,18 +99,15 @@ pub fn show(args: &ShowArgs) -> Result<i32, UsageError> {
 }
 
 /// `replay FILE...`: 0 when every file reproduces its verdict, 1 when one changed, 2 when one cannot be
-/// read. Every file is read before anything is replayed, so a bad file stops the run at once.
+/// read or run. Every file is read before anything is replayed, so a bad file stops the run at once.
 pub fn replay_files(args: &ReplayArgs) -> Result<i32, UsageError> {
-    let (files, only) = (&args.files, args.client);
+    let (files, only) = (&args.files, &args.client);
     let mut traces = Vec::new();
     for file in files {
-        match Trace::load(Path::new(file)) {
-            Ok(t) if only.is_some_and(|c| c != t.client) => {
-                let asked = only.map(|c| c.spec()).unwrap_or_default();
-                eprintln!(
-                    "listwatch: {file}: a trace of client {}, not of {asked} (--client)",
-                    t.client.spec()
-                );
+        match load(file) {
+            Ok((t, c)) if only.as_ref().is_some_and(|o| *o != c) => {
+                let asked = only.as_ref().map(ClientChoice::spec).unwrap_or_default();
+                eprintln!("listwatch: {file}: a trace of client {}, not of {asked} (--client)", t.client);
                 return Ok(2);
             }
             Ok(t) => traces.push((file, t)),
@@ -103,11 +118,16 @@ pub fn replay_files(args: &ReplayArgs) -> Result<i32, UsageError> {
         }
     }
     let mut changed = 0;
-    for (file, trace) in &traces {
-        let r = replay(trace);
+    for (file, (trace, client)) in &traces {
+        let r: Replayed = match with_clients!(client, k => replay_with(k, trace)) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("listwatch: {file}: {e}");
+                return Ok(2);
+            }
+        };
         if r.reproduces(trace) {
-            let other =
-                if trace.client.is_model() { "correct reflector" } else { "model reflector, same steps" };
+            let other = if trace.is_model() { "correct reflector" } else { "model reflector, same steps" };
             println!("ok       {file}: {} ({other}: {})", r.verdict, r.correct);
         } else {
             changed += 1;

@@ -5,11 +5,11 @@ use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use listwatch_model::{FaultKind, Flaws};
+use listwatch_model::{Clients, FaultKind, Flaws, ModelReflector};
 use listwatch_properties::Property;
 
-use super::run::{End, Tally};
-use crate::clients::ClientChoice;
+use super::run::{run_seed_with, End, Tally};
+use super::shrink::shrink_with;
 use crate::tracefile::{Trace, Verdict};
 
 /// What to run.
@@ -22,8 +22,6 @@ pub struct Campaign {
     pub steps: u32,
     pub flaws: Flaws,
     pub out: PathBuf,
-    /// The client under test.
-    pub client: ClientChoice,
 }
 
 impl Campaign {
@@ -62,21 +60,26 @@ pub struct Summary {
     pub seconds: f64,
 }
 
-/// Run a campaign; `Err` only when a shrunk trace cannot be written.
-pub fn run(c: &Campaign) -> Result<Summary, String> {
+/// Run a campaign with the clients `k` makes; `Err` when a shrunk trace cannot be written, or a client's
+/// machinery was gone (a process that died: the seed and step named).
+pub fn run<K: Clients>(c: &Campaign, k: &K) -> Result<Summary, String> {
     let started = Instant::now();
     let total = c.shard_seeds().count() as u64;
     let progress = std::io::stderr().is_terminal() && total >= 100;
     let mut summary = Summary::default();
     let mut last_draw = Instant::now();
     for seed in c.shard_seeds() {
-        let run = c.client.run_seed(seed, c.flaws, c.steps, c.heal_limit());
+        if crate::interrupt::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(format!("interrupted after {} seeds: incomplete", summary.seeds_run));
+        }
+        let run = run_seed_with(k, seed, c.flaws, c.steps, c.heal_limit());
         summary.seeds_run += 1;
         summary.tally.add(&run.tally);
         let (what, detail) = match &run.end {
             End::Rest => (None, String::new()),
             End::Broke(v) => (Some(v.property.name().to_string()), v.to_string()),
             End::Halted(why) => (Some("halted".to_string()), why.clone()),
+            End::Gone(why) => return Err(format!("{}: seed {seed}, {why}", k.name())),
             End::NoRest => {
                 (Some("no-rest".to_string()), format!("not at rest after {} heal steps", c.heal_limit()))
             }
@@ -85,7 +88,7 @@ pub fn run(c: &Campaign) -> Result<Summary, String> {
             let first_of_kind = !summary.failures.iter().any(|f| f.what == what);
             let shrunk = match (&run.end, first_of_kind) {
                 (End::Broke(v), true) => {
-                    Some(write_shrunk(c, seed, &run.draw.config, &run.actions, v.property)?)
+                    Some(write_shrunk(c, k, seed, &run.draw.config, &run.actions, v.property)?)
                 }
                 _ => None,
             };
@@ -121,29 +124,32 @@ fn draw_progress(done: u64, total: u64, failures: usize) {
     let _ = std::io::stderr().flush();
 }
 
-fn write_shrunk(
+fn write_shrunk<K: Clients>(
     c: &Campaign,
+    k: &K,
     seed: u64,
     config: &listwatch_model::Config,
     actions: &[listwatch_model::Action],
     property: Property,
 ) -> Result<(usize, PathBuf), String> {
-    let (config, shrunk) = c.client.shrink(seed, *config, actions, property);
+    let (config, shrunk) = shrink_with(k, seed, *config, actions, property)
+        .map_err(|e| format!("{}: shrinking seed {seed}: {e}", k.name()))?;
     let step = shrunk.len();
-    let who = if c.client.is_model() { String::new() } else { format!("{}: ", c.client.spec()) };
+    let (name, is_model) = (k.name(), k.name() == ModelReflector::NAME);
+    let who = if is_model { String::new() } else { format!("{name}: ") };
     let trace = Trace {
         title: format!("{who}simulate seed {seed}: {property} breaks (flaws: {})", config.flaws),
         config,
         seed: Some(seed),
         actions: shrunk,
         expect: Verdict::Breaks { property, step },
-        client: c.client,
+        client: name.clone(),
     };
     std::fs::create_dir_all(&c.out).map_err(|e| format!("--out: cannot create {}: {e}", c.out.display()))?;
-    let path = if c.client.is_model() {
+    let path = if is_model {
         c.out.join(format!("seed-{seed}-{}.json", property.name()))
     } else {
-        c.out.join(format!("{}.{}.seed-{seed}.json", c.client.spec().replace(',', "."), property.name()))
+        c.out.join(format!("{}.{}.seed-{seed}.json", name.replace(',', "."), property.name()))
     };
     trace.save(&path).map_err(|e| format!("--out: cannot write {}: {e}", path.display()))?;
     Ok((step, path))

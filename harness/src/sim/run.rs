@@ -2,12 +2,11 @@
 //! reflector to rest with its cache equal to the truth. Every state is judged by the same properties as
 //! the exhaustive checker.
 
-use listwatch_model::{Action, Client, FaultKind, Observed, System};
+use listwatch_model::{Action, Client, Clients, FaultKind, ModelReflector, Observed, System};
 use listwatch_properties::{first_violation, witnessed, Monitor, Property, Violation};
 
 use super::draw::Draw;
 use super::rng::Rng;
-use crate::clients::{Clients, ModelReflector};
 use listwatch_model::Flaws;
 
 /// Counts a run adds to a campaign's summary.
@@ -54,6 +53,9 @@ pub enum End {
     NoRest,
     /// A client could not be stepped further ([`listwatch_model::Client::halted`]): why.
     Halted(String),
+    /// A client's own machinery is gone ([`listwatch_model::Client::gone`]): not a verdict, an error
+    /// naming the step.
+    Gone(String),
 }
 
 /// A finished run.
@@ -85,6 +87,10 @@ pub fn run_seed_with<K: Clients>(
     let mut runner =
         Runner { draw: &draw, actions: Vec::new(), tally: Tally::default(), enabled: Vec::new() };
     runner.count(&seen);
+    if let Some(why) = sys.gone() {
+        let tally = runner.tally;
+        return Run { draw, actions: Vec::new(), end: End::Gone(format!("at the start: {why}")), tally };
+    }
     let end = runner.safety(&mut sys, &mut monitor, &mut rng, safety_steps).unwrap_or_else(|| {
         runner.step(&mut sys, &mut monitor, Action::Heal);
         runner.heal(&mut sys, &mut monitor, &mut rng, heal_limit)
@@ -165,6 +171,9 @@ impl Runner<'_> {
         }
         let seen = sys.apply(action);
         self.actions.push(action);
+        if let Some(why) = sys.gone() {
+            return Some(End::Gone(format!("step {} ({action}): {why}", self.actions.len())));
+        }
         self.count(&seen);
         monitor.observe(sys, &seen);
         for p in Property::ALL {

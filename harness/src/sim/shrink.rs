@@ -5,10 +5,9 @@
 //! run. The configuration's budgets shrink too: a write that is no longer taken must also leave the
 //! budget, or the environment never goes quiet and a liveness property is never judged.
 
-use listwatch_model::{Action, Config};
+use listwatch_model::{Action, Clients, Config, ModelReflector};
 use listwatch_properties::Property;
 
-use crate::clients::{Clients, ModelReflector};
 use crate::replay::take_enabled_with;
 
 /// The steps of `actions` that `config` enables, up to where `property` breaks; `None` if it does not.
@@ -18,11 +17,11 @@ fn breaks<K: Clients>(
     config: Config,
     actions: &[Action],
     property: Property,
-) -> Option<Vec<Action>> {
-    match take_enabled_with(k, seed, config, actions) {
+) -> Result<Option<Vec<Action>>, String> {
+    Ok(match take_enabled_with(k, seed, config, actions)? {
         (taken, Some(v)) if v.property == property => Some(taken),
         _ => None,
-    }
+    })
 }
 
 /// Shrink `actions` (which break `property` under `config`) and the budgets of `config` to a valid run
@@ -30,18 +29,32 @@ fn breaks<K: Clients>(
 /// step where the property breaks.
 pub fn shrink(config: Config, actions: &[Action], property: Property) -> (Config, Vec<Action>) {
     shrink_with(&ModelReflector, 0, config, actions, property)
+        .unwrap_or_else(|gone| unreachable!("the model reflector: {gone}"))
 }
 
-/// [`shrink`] with the clients `k` makes; `seed` is the run's.
+/// [`shrink`] with the clients `k` makes; `seed` is the run's. `Err`: a client's machinery was gone
+/// during a re-run (the step named).
 pub fn shrink_with<K: Clients>(
     k: &K,
     seed: u64,
     config: Config,
     actions: &[Action],
     property: Property,
-) -> (Config, Vec<Action>) {
-    let breaks = |config, actions: &[Action]| breaks(k, seed, config, actions, property);
-    let Some(mut best) = breaks(config, actions) else { return (config, actions.to_vec()) };
+) -> Result<(Config, Vec<Action>), String> {
+    // The first re-run that finds a client gone stops the shrink; the error is kept until then.
+    let gone = std::cell::RefCell::new(None);
+    let breaks = |config, actions: &[Action]| {
+        if gone.borrow().is_some() {
+            return None;
+        }
+        breaks(k, seed, config, actions, property).unwrap_or_else(|e| {
+            gone.replace(Some(e));
+            None
+        })
+    };
+    let Some(mut best) = breaks(config, actions) else {
+        return gone.into_inner().map_or(Ok((config, actions.to_vec())), Err);
+    };
     let mut config = config;
     loop {
         let before = (config, best.len());
@@ -52,8 +65,11 @@ pub fn shrink_with<K: Clients>(
                 (config, best) = (smaller, taken);
             }
         }
+        if let Some(e) = gone.borrow_mut().take() {
+            return Err(e);
+        }
         if (config, best.len()) == before {
-            return (config, best);
+            return Ok((config, best));
         }
     }
 }

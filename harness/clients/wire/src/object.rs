@@ -2,7 +2,6 @@
 //! The object's content version travels as the ConfigMap's data, so two objects with the same key, UID
 //! and version have the same content on the wire too.
 
-use k8s_openapi::api::core::v1::ConfigMap;
 use listwatch_model::{Key, Object, Rev, Uid};
 use serde_json::{json, Value};
 
@@ -62,25 +61,23 @@ pub fn to_json(o: &Object) -> Value {
     })
 }
 
-/// Why a ConfigMap a client holds is not an object this server served.
-pub fn from_configmap(cm: &ConfigMap) -> Result<Object, String> {
-    let m = &cm.metadata;
-    let name = m.name.as_deref().unwrap_or("");
-    let key = key_of(name).ok_or_else(|| format!("name {name:?} is not a key this server serves"))?;
-    let uid = m
-        .uid
-        .as_deref()
-        .and_then(uid_of)
-        .ok_or_else(|| format!("{name}: uid {:?} was never served", m.uid))?;
-    let rv = m
-        .resource_version
+/// The object a ConfigMap a client holds stands for, as its JSON, or why it is not an object this server
+/// served.
+pub fn from_json(cm: &Value) -> Result<Object, String> {
+    let meta = &cm["metadata"];
+    let text = |v: &Value| v.as_str().map(str::to_string);
+    let name = text(&meta["name"]).unwrap_or_default();
+    let key = key_of(&name).ok_or_else(|| format!("name {name:?} is not a key this server serves"))?;
+    let uid = text(&meta["uid"]);
+    let uid =
+        uid.as_deref().and_then(uid_of).ok_or_else(|| format!("{name}: uid {uid:?} was never served"))?;
+    let rv = text(&meta["resourceVersion"]);
+    let rv = rv
         .as_deref()
         .and_then(rv_of)
-        .ok_or_else(|| format!("{name}: resourceVersion {:?} is not a revision", m.resource_version))?;
-    let version = cm
-        .data
-        .as_ref()
-        .and_then(|d| d.get("version"))
+        .ok_or_else(|| format!("{name}: resourceVersion {rv:?} is not a revision"))?;
+    let version = cm["data"]["version"]
+        .as_str()
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| format!("{name}: data.version is missing"))?;
     Ok(Object { key, uid, rv, version })
@@ -101,9 +98,11 @@ mod tests {
     }
 
     #[test]
-    fn objects_round_trip_through_configmaps() {
+    fn objects_round_trip_through_json() {
         let o = Object { key: Key(28), uid: Uid(Rev(3)), rv: Rev(9), version: 4 };
-        let cm: ConfigMap = serde_json::from_value(to_json(&o)).expect("a ConfigMap");
-        assert_eq!(from_configmap(&cm), Ok(o));
+        assert_eq!(from_json(&to_json(&o)), Ok(o));
+        let mut foreign = to_json(&o);
+        foreign["metadata"]["uid"] = "not-ours".into();
+        assert!(from_json(&foreign).unwrap_err().contains("was never served"));
     }
 }

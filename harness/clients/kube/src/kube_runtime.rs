@@ -62,4 +62,9 @@ impl UnderTest for KubeConfig {
     fn watch_idle_timeout(&self) -> Option<Duration> {
         Some(Duration::from_secs(u64::from(self.watch_timeout_secs()) + 5))
     }
+
+    fn for_world(&self, config: &listwatch_model::Config) -> Self {
+        // A world whose reflectors list in pages has kube-runtime list in pages of the same size.
+        KubeConfig { page_size: config.reflector.page_size.map(u32::from), ..*self }
+    }
 }

@@ -25,9 +25,8 @@ use tokio::runtime::Runtime;
 use tokio::time::Instant;
 
 use crate::exchange::{lock, Exchange, Shared, Wire};
-use crate::show::{Show, Shown};
+use crate::show::{from_configmap, Show, Shown};
 use crate::under_test::UnderTest;
-use crate::wire::object::from_configmap;
 
 /// Rounds of the runtime with nothing moving before it counts as at rest.
 const QUIET_ROUNDS: u32 = 4;
@@ -151,21 +150,17 @@ impl<U: UnderTest> Client for Harnessed<U> {
 
     fn handle(&mut self, input: Input) {
         let wire = self.wire().clone();
-        match input {
-            Input::Message(message) => {
-                if let Message::List(Ok(page)) = &message {
-                    self.show.lock().listed = Some(page.rv);
-                }
-                lock(&wire).answer(&message, &wire)
-            }
-            Input::Broken => lock(&wire).broken(),
-            Input::Opened => lock(&wire).opened(&wire),
-            Input::Garbled => lock(&wire).garbled(&wire),
+        match &input {
+            Input::Message(Message::List(Ok(page))) => self.show.lock().listed = Some(page.rv),
             Input::Timer(_) => {
                 if let Some((_, after)) = self.timer() {
                     self.rt.block_on(tokio::time::advance(Duration::from_millis(after)));
                 }
             }
+            _ => {}
+        }
+        for op in listwatch_wire::http::of_input(&input) {
+            lock(&wire).apply(op, &wire);
         }
         self.settle();
     }

@@ -3,10 +3,10 @@
 //! of the same steps gives. Schedules are drawn as choices among the enabled steps, so every one is
 //! valid, and proptest shrinks a failing one.
 
-use listwatch_harness::clients::{ClientChoice, Clients};
+use listwatch_harness::replay::judge_with;
 use listwatch_harness::scope::Scope;
-use listwatch_kube::KubeConfig;
-use listwatch_model::{Action, Config, Observed, System};
+use listwatch_kube::{Kube, KubeConfig};
+use listwatch_model::{Action, Clients, Config, Observed, System};
 use listwatch_properties::{first_violation, Monitor, Property};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -17,7 +17,7 @@ type Ran = (Vec<Action>, Vec<Vec<Observed>>, Option<(usize, Property)>);
 
 /// The steps `choices` pick, what each showed, and the first property broken (with its step).
 fn run(kc: KubeConfig, config: Config, seed: u64, choices: &[u16]) -> Ran {
-    let (mut sys, seen) = System::start_with(config, |id| kc.make(&config, seed, id));
+    let (mut sys, seen) = System::start_with(config, |id| Kube(kc).make(&config, seed, id));
     let mut monitor = Monitor::new(&sys, &seen);
     let (mut actions, mut shown, mut enabled) = (Vec::new(), vec![seen], Vec::new());
     for choice in choices {
@@ -53,7 +53,7 @@ proptest! {
         prop_assert_eq!(&first.1, &second.1, "the same schedule showed other observations");
         prop_assert_eq!(first.2, second.2);
         // The harness's judge (what `replay` runs), with the run's seed, gives the same verdict.
-        let (verdict, _) = ClientChoice::Kube(kc).judge(seed, config, &first.0);
+        let (verdict, _) = judge_with(&Kube(kc), seed, config, &first.0).expect("kube-runtime runs in this process");
         let expected = match first.2 {
             Some((step, property)) => listwatch_harness::tracefile::Verdict::Breaks { property, step },
             None => listwatch_harness::tracefile::Verdict::Holds,

@@ -13,7 +13,6 @@ use listwatch_model::{Effect, Key, Notification, Object, Rev, Timer};
 use tokio::time::Instant;
 
 use crate::exchange::{lock, Shared};
-use crate::wire::object::from_configmap;
 
 type CacheFn = Box<dyn Fn() -> Vec<ConfigMap> + Send>;
 
@@ -186,4 +185,10 @@ fn upsert(told: &mut BTreeMap<Key, Object>, new: Object) -> Notification {
         None => Notification::Add(new),
         Some(old) => Notification::Update { old, new },
     }
+}
+
+/// The model object a ConfigMap the reflector holds stands for, or why it is not one a server sent.
+pub(crate) fn from_configmap(cm: &ConfigMap) -> Result<Object, String> {
+    let json = serde_json::to_value(cm).map_err(|e| format!("a ConfigMap that does not serialize: {e}"))?;
+    listwatch_wire::object::from_json(&json)
 }

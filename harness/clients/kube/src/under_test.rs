@@ -1,7 +1,10 @@
 //! A reflector that can be put under test: anything that talks through a `kube::Client` and reports
-//! what it shows through a [`Show`]. kube-runtime is one ([`crate::KubeConfig`]).
+//! what it shows through a [`Show`]. kube-runtime is one ([`crate::KubeConfig`]). Implementing
+//! [`UnderTest`] is all it takes: [`crate::Kube`] makes it the `Clients` every driver runs.
 
 use std::time::Duration;
+
+use listwatch_model::Config;
 
 use crate::show::Show;
 
@@ -21,5 +24,13 @@ pub trait UnderTest {
     /// The seed of its own randomness, set before [`Self::spawn`] (fastrand's thread-local generator).
     fn seed(&self, seed: u64) {
         fastrand::seed(seed);
+    }
+    /// Itself as the reflectors of a world of `config` run it (kube-runtime lists in pages where the
+    /// world's reflectors do).
+    fn for_world(&self, _config: &Config) -> Self
+    where
+        Self: Clone,
+    {
+        self.clone()
     }
 }

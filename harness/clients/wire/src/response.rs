@@ -2,8 +2,6 @@
 //! events, and `Status` bodies for errors (A4: an error after a watch opened is an ERROR event; before,
 //! an HTTP status).
 
-use bytes::Bytes;
-use http::StatusCode;
 use listwatch_model::{ApiError, ListResponse, WatchEvent};
 use serde_json::{json, Value};
 
@@ -11,40 +9,34 @@ use super::object::{rv_text, to_json};
 use super::request::encode_continue;
 
 /// A `ConfigMapList` page.
-pub fn list(l: &ListResponse) -> Bytes {
+pub fn list(l: &ListResponse) -> Vec<u8> {
     let mut metadata = json!({ "resourceVersion": rv_text(l.rv) });
     if let Some(c) = l.cont {
         metadata["continue"] = Value::String(encode_continue(c));
     }
     let items: Vec<Value> = l.items.iter().map(to_json).collect();
     let body = json!({ "kind": "ConfigMapList", "apiVersion": "v1", "metadata": metadata, "items": items });
-    Bytes::from(body.to_string())
+    body.to_string().into_bytes()
 }
 
 /// The HTTP status and `Status` reason of an API error the server answers with.
-pub fn status_of(e: ApiError) -> (StatusCode, &'static str, &'static str) {
+pub fn status_of(e: ApiError) -> (u16, &'static str, &'static str) {
     match e {
-        ApiError::Expired => (StatusCode::GONE, "Expired", "too old resource version"),
+        ApiError::Expired => (410, "Expired", "too old resource version"),
         // A2: a resourceVersion newer than the cache can serve in time.
-        ApiError::TooLargeResourceVersion => {
-            (StatusCode::GATEWAY_TIMEOUT, "Timeout", "Too large resource version")
-        }
-        ApiError::TooManyRequests => {
-            (StatusCode::TOO_MANY_REQUESTS, "TooManyRequests", "storage is (re)initializing")
-        }
-        ApiError::InternalError => {
-            (StatusCode::INTERNAL_SERVER_ERROR, "InternalError", "an error on the server")
-        }
-        ApiError::BadRequest => (StatusCode::BAD_REQUEST, "BadRequest", "the server rejected the request"),
+        ApiError::TooLargeResourceVersion => (504, "Timeout", "Too large resource version"),
+        ApiError::TooManyRequests => (429, "TooManyRequests", "storage is (re)initializing"),
+        ApiError::InternalError => (500, "InternalError", "an error on the server"),
+        ApiError::BadRequest => (400, "BadRequest", "the server rejected the request"),
         // Not statuses: the transport reports these; a status is the nearest a body can say.
         ApiError::ConnectionRefused | ApiError::Disconnected => {
-            (StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailable", "connection failed")
+            (503, "ServiceUnavailable", "connection failed")
         }
     }
 }
 
 /// A `Status` object.
-pub fn status_json(code: StatusCode, reason: &str, message: &str) -> Value {
+pub fn status_json(code: u16, reason: &str, message: &str) -> Value {
     let mut status = json!({
         "kind": "Status",
         "apiVersion": "v1",
@@ -52,7 +44,7 @@ pub fn status_json(code: StatusCode, reason: &str, message: &str) -> Value {
         "status": "Failure",
         "message": message,
         "reason": reason,
-        "code": code.as_u16(),
+        "code": code,
     });
     if reason == "Timeout" && message == "Too large resource version" {
         status["details"] =
@@ -62,12 +54,12 @@ pub fn status_json(code: StatusCode, reason: &str, message: &str) -> Value {
 }
 
 /// The body of an error answered as an HTTP status.
-pub fn status_body(code: StatusCode, reason: &str, message: &str) -> Bytes {
-    Bytes::from(status_json(code, reason, message).to_string())
+pub fn status_body(code: u16, reason: &str, message: &str) -> Vec<u8> {
+    status_json(code, reason, message).to_string().into_bytes()
 }
 
 /// One watch event as its line on the stream, newline included.
-pub fn event_line(e: &WatchEvent) -> Bytes {
+pub fn event_line(e: &WatchEvent) -> Vec<u8> {
     let (kind, object) = match e {
         WatchEvent::Added(o) => ("ADDED", to_json(o)),
         WatchEvent::Modified(o) => ("MODIFIED", to_json(o)),
@@ -81,7 +73,7 @@ pub fn event_line(e: &WatchEvent) -> Bytes {
     };
     let mut line = json!({ "type": kind, "object": object }).to_string();
     line.push('\n');
-    Bytes::from(line)
+    line.into_bytes()
 }
 
 fn bookmark(rv: listwatch_model::Rev, initial_end: bool) -> Value {
@@ -95,8 +87,6 @@ fn bookmark(rv: listwatch_model::Rev, initial_end: bool) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::api::core::v1::ConfigMap;
-    use kube::api::{ObjectList, WatchEvent as KubeEvent};
     use listwatch_model::{Continue, Key, Object, Rev, Uid};
 
     fn obj(key: u8, rv: u32) -> Object {
@@ -104,34 +94,37 @@ mod tests {
     }
 
     #[test]
-    fn lists_decode_as_kube_reads_them() {
+    fn a_list_page_carries_its_rv_and_continue_counted_from_one() {
         let page = ListResponse {
             rv: Rev(7),
             items: vec![obj(0, 3), obj(1, 5)],
             cont: Some(Continue { rv: Rev(7), after: Key(1) }),
         };
-        let list: ObjectList<ConfigMap> = serde_json::from_slice(&list(&page)).expect("a list");
-        assert_eq!(list.metadata.resource_version.as_deref(), Some("8"), "the wire counts from 1");
-        assert_eq!(list.metadata.continue_.as_deref(), Some("lw.8.1"));
-        assert_eq!(list.items.len(), 2);
+        let v: Value = serde_json::from_slice(&list(&page)).expect("JSON");
+        assert_eq!(v["metadata"]["resourceVersion"], "8", "the wire counts from 1");
+        assert_eq!(v["metadata"]["continue"], "lw.8.1");
+        assert_eq!(v["items"][1]["metadata"]["name"], "b");
     }
 
     #[test]
-    fn events_decode_as_kube_reads_them() {
-        let line = |e| serde_json::from_slice::<KubeEvent<ConfigMap>>(&event_line(&e)).expect("an event");
-        assert!(matches!(line(WatchEvent::Added(obj(0, 3))), KubeEvent::Added(_)));
-        assert!(matches!(line(WatchEvent::Deleted(obj(0, 4))), KubeEvent::Deleted(_)));
-        match line(WatchEvent::InitialEventsEnd(Rev(9))) {
-            KubeEvent::Bookmark(b) => {
-                assert_eq!(b.metadata.resource_version, "10");
-                assert!(b.metadata.annotations.contains_key("k8s.io/initial-events-end"));
-            }
-            other => panic!("a bookmark, not {other:?}"),
+    fn too_large_carries_its_cause() {
+        let (code, reason, message) = status_of(ApiError::TooLargeResourceVersion);
+        let s = status_json(code, reason, message);
+        assert_eq!(s["code"], 504);
+        assert_eq!(s["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
+    }
+
+    #[test]
+    fn every_event_is_one_line() {
+        for e in [
+            WatchEvent::Added(obj(0, 3)),
+            WatchEvent::Bookmark(Rev(2)),
+            WatchEvent::InitialEventsEnd(Rev(2)),
+            WatchEvent::Error(ApiError::Expired),
+        ] {
+            let line = event_line(&e);
+            assert!(line.ends_with(b"\n"));
+            assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1, "{e:?}");
         }
-        match line(WatchEvent::Error(ApiError::Expired)) {
-            KubeEvent::Error(s) => assert_eq!(s.code, 410),
-            other => panic!("an error, not {other:?}"),
-        }
-        assert!(event_line(&WatchEvent::Bookmark(Rev(2))).ends_with(b"\n"));
     }
 }

@@ -3,16 +3,24 @@
 
 use std::path::Path;
 
-use listwatch_harness::clients::ClientChoice;
-use listwatch_harness::replay::replay;
-use listwatch_harness::sim::run::End;
+use listwatch_harness::bounded::explore;
+use listwatch_harness::replay::{judge, judge_with, replay_with};
+use listwatch_harness::sim::run::{run_seed_with, End, Run};
 use listwatch_harness::tracefile::{Trace, Verdict};
-use listwatch_kube::KubeConfig;
-use listwatch_model::{Action, ClientId, Flaws, ServerId};
-use listwatch_properties::Property;
+use listwatch_kube::{Kube, KubeConfig};
+use listwatch_model::{Action, ClientId, Clients, Config, Flaws, ServerId};
+use listwatch_properties::{Property, Violation};
 
-fn kube(spec: &str) -> ClientChoice {
-    ClientChoice::parse(spec).expect("a kube-runtime client")
+fn kube(spec: &str) -> Kube<KubeConfig> {
+    Kube(KubeConfig::parse(spec).expect("a kube-runtime client"))
+}
+
+fn run(k: &Kube<KubeConfig>, seed: u64) -> Run {
+    run_seed_with(k, seed, Flaws::NONE, 200, 6_000)
+}
+
+fn verdict(k: &Kube<KubeConfig>, config: Config, actions: &[Action]) -> (Verdict, Option<Violation>) {
+    judge_with(k, 0, config, actions).expect("kube-runtime runs in this process")
 }
 
 /// With several tasks awaiting `Store::wait_until_ready()`, the first sync wakes only the one that
@@ -20,11 +28,10 @@ fn kube(spec: &str) -> ClientChoice {
 #[test]
 fn every_configuration_loses_readiness_wakeups() {
     for kc in KubeConfig::ALL {
-        let c = ClientChoice::Kube(kc);
+        let c = Kube(kc);
         let mut broke = 0;
         for seed in 0..40 {
-            let run = c.run_seed(seed, Flaws::NONE, 200, 6_000);
-            if let End::Broke(v) = &run.end {
+            if let End::Broke(v) = &run(&c, seed).end {
                 if v.property == Property::ReadyMeansListed {
                     broke += 1;
                 }
@@ -41,10 +48,10 @@ fn one_waiting_task_is_woken() {
     for kc in KubeConfig::ALL {
         let config = listwatch_harness::scope::Scope::Small.config();
         let mut actions = vec![Action::Route(ClientId(0), ServerId(0)), Action::Deliver(ClientId(0))];
-        let (verdict, _) = ClientChoice::Kube(kc).judge(0, config, &actions);
-        assert_eq!(verdict, Verdict::Breaks { property: Property::ReadyMeansListed, step: 2 }, "{}", kc.name);
+        let (v, _) = verdict(&Kube(kc), config, &actions);
+        assert_eq!(v, Verdict::Breaks { property: Property::ReadyMeansListed, step: 2 }, "{}", kc.name);
         let one = kube(&format!("{},waiters=1", kc.name));
-        assert_eq!(one.judge(0, config, &actions).0, Verdict::Holds, "{} with one waiter", kc.name);
+        assert_eq!(verdict(&one, config, &actions).0, Verdict::Holds, "{} with one waiter", kc.name);
         actions.clear();
     }
 }
@@ -57,7 +64,7 @@ fn without_default_backoff_the_retries_do_not_wait() {
     let broke = |spec: &str| {
         (0..100u64)
             .filter(|seed| {
-                matches!(&kube(spec).run_seed(*seed, Flaws::NONE, 200, 6_000).end,
+                matches!(&run(&kube(spec), *seed).end,
                     End::Broke(v) if v.property == Property::Backoff)
             })
             .count()
@@ -76,7 +83,7 @@ fn one_waiter_campaign_finds_the_known_failures() {
     let c = kube("kube-runtime,waiters=1");
     let mut found = std::collections::BTreeSet::new();
     for seed in 0..300 {
-        if let End::Broke(v) = c.run_seed(seed, Flaws::NONE, 200, 6_000).end {
+        if let End::Broke(v) = run(&c, seed).end {
             found.insert(v.property);
         }
     }
@@ -91,10 +98,8 @@ fn one_waiter_campaign_finds_the_known_failures() {
 #[test]
 fn any_semantic_lists_are_consistent_with_the_default_page_size() {
     let config = listwatch_harness::scope::Scope::Small.config();
-    let (sys, seen) = listwatch_model::System::start_with(config, |id| {
-        use listwatch_harness::clients::Clients;
-        KubeConfig::parse("kube-runtime-any").expect("a client").make(&config, 0, id)
-    });
+    let (sys, seen) =
+        listwatch_model::System::start_with(config, |id| kube("kube-runtime-any").make(&config, 0, id));
     drop(sys);
     let sent: Vec<_> = seen
         .iter()
@@ -117,13 +122,12 @@ fn any_semantic_lists_are_consistent_with_the_default_page_size() {
 /// first page's LIST with the token the server handed out.
 #[test]
 fn kube_runtime_pages_as_the_world_does() {
-    use listwatch_harness::clients::Clients;
     use listwatch_model::{Key, Observed, Request, System};
     let mut config = listwatch_harness::scope::Scope::Small.config();
     config.keys = 2;
     config.writes = 2;
     config.reflector.page_size = Some(1);
-    let kc = KubeConfig::parse("kube-runtime,waiters=1").expect("a client");
+    let kc = kube("kube-runtime,waiters=1");
     let (mut sys, _) = System::start_with(config, |id| kc.make(&config, 0, id));
     let mut sent = Vec::new();
     for a in [Action::Create(Key(0)), Action::Create(Key(1))]
@@ -165,9 +169,9 @@ fn a_garbled_line_is_read_past() {
         Action::Ingest(s),
         Action::Deliver(c),
     ];
-    let kube = kube("kube-runtime,waiters=1").judge(0, config, &steps);
+    let kube = verdict(&kube("kube-runtime,waiters=1"), config, &steps);
     assert_eq!(kube.0, Verdict::Breaks { property: Property::WatchReliable, step: 10 }, "{:?}", kube.1);
-    assert_eq!(ClientChoice::Model.judge(0, config, &steps).0, Verdict::Holds);
+    assert_eq!(judge(config, &steps).0, Verdict::Holds);
 }
 
 /// The bounded exhaustive mode (`check --client`) finds the shortest schedules: the first LIST for the
@@ -179,10 +183,10 @@ fn bounded_mode_finds_the_shortest_schedules() {
         .find(|w| w.name == "list-watch")
         .expect("the list-watch world")
         .config;
-    let run = kube("kube-runtime").bounded(config, 4, 1_000_000);
+    let run = explore(&kube("kube-runtime"), config, 4, 1_000_000);
     let (steps, v) = run.broke.expect("readiness breaks");
     assert_eq!((steps.len(), v.property), (2, Property::ReadyMeansListed));
-    let run = kube("kube-runtime,waiters=1").bounded(config, 6, 1_000_000);
+    let run = explore(&kube("kube-runtime,waiters=1"), config, 6, 1_000_000);
     let (steps, v) = run.broke.expect("backoff breaks");
     assert_eq!((steps.len(), v.property), (5, Property::Backoff), "{v}");
     assert!(run.schedules > 1_000, "every schedule of 4 steps first: {}", run.schedules);
@@ -194,8 +198,7 @@ fn same_seed_same_run() {
     {
         let c = kube(spec);
         for seed in [3u64, 17, 41] {
-            let (a, b) =
-                (c.run_seed(seed, Flaws::NONE, 200, 6_000), c.run_seed(seed, Flaws::NONE, 200, 6_000));
+            let (a, b) = (run(&c, seed), run(&c, seed));
             assert_eq!(a.actions, b.actions, "{spec} seed {seed}");
             assert_eq!(format!("{:?}", a.end), format!("{:?}", b.end), "{spec} seed {seed}");
         }
@@ -204,15 +207,15 @@ fn same_seed_same_run() {
 
 #[test]
 fn corpus_replays_its_verdicts() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/kube-runtime");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../corpus/kube-runtime");
     let mut files: Vec<_> =
         std::fs::read_dir(&dir).expect("corpus/kube-runtime").flatten().map(|e| e.path()).collect();
     files.sort();
     assert!(!files.is_empty());
     for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "json")) {
         let trace = Trace::load(f).unwrap_or_else(|e| panic!("{e}"));
-        assert!(!trace.client.is_model(), "{}", f.display());
-        let r = replay(&trace);
+        assert!(!trace.is_model(), "{}", f.display());
+        let r = replay_with(&kube(&trace.client), &trace).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         assert!(r.reproduces(&trace), "{}: recorded {}, now {}", f.display(), trace.expect, r.verdict);
         // Saved again, the file is the same bytes.
         assert_eq!(trace.to_json(), std::fs::read_to_string(f).expect("readable"), "{}", f.display());
@@ -221,23 +224,32 @@ fn corpus_replays_its_verdicts() {
 
 #[test]
 fn replay_as_another_client_is_refused() {
+    use listwatch_harness::cli::clients::ClientChoice;
     use listwatch_harness::cli::traces::{replay_files, ReplayArgs};
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../corpus/kube-runtime/kube-runtime.ready-means-listed.json");
+        .join("../../../corpus/kube-runtime/kube-runtime.ready-means-listed.json");
     let files = vec![file.display().to_string()];
-    let args = |client: &str| ReplayArgs { files: files.clone(), client: Some(kube(client)) };
+    let choice = |spec: &str| ClientChoice::parse(spec).expect("a kube-runtime client");
+    let args = |client: &str| ReplayArgs { files: files.clone(), client: Some(choice(client)) };
     assert_eq!(replay_files(&args("kube-runtime-streaming")).ok(), Some(2));
     assert_eq!(replay_files(&args("kube-runtime")).ok(), Some(0));
     assert!(ClientChoice::parse("kube-nope").unwrap_err().starts_with("no client named \"kube-nope\""));
     assert!(ClientChoice::parse("kube-runtime,waiters=0").is_err());
 }
 
+/// A trace naming a client this build does not have is refused when it is replayed, in one line.
 #[test]
-fn a_trace_of_one_client_does_not_replay_as_another() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/kube-runtime");
+fn a_trace_of_an_unknown_client_is_refused() {
+    use listwatch_harness::cli::traces::{replay_files, ReplayArgs};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../corpus/kube-runtime");
     let text =
         std::fs::read_to_string(dir.join("kube-runtime.ready-means-listed.json")).expect("the corpus trace");
     let renamed = text.replace("\"client\": \"kube-runtime\"", "\"client\": \"kube-runtime-nope\"");
-    let err = Trace::parse("t.json", &renamed).expect_err("an unknown client");
-    assert!(err.to_string().starts_with("t.json: client: no client named \"kube-runtime-nope\""), "{err}");
+    let trace = Trace::parse("t.json", &renamed).expect("loading runs nothing");
+    assert_eq!(trace.client, "kube-runtime-nope");
+    let tmp = std::env::temp_dir().join(format!("listwatch-unknown-client-{}.json", std::process::id()));
+    std::fs::write(&tmp, renamed).expect("a temporary file");
+    let status = replay_files(&ReplayArgs { files: vec![tmp.display().to_string()], client: None }).ok();
+    let _ = std::fs::remove_file(&tmp);
+    assert_eq!(status, Some(2));
 }

@@ -1,17 +1,18 @@
 //! Reflectors under listwatch: kube-runtime's watcher and reflector store, unmodified, and any reflector
 //! that talks through a `kube::Client`, as clients under test of the model's etcd and API servers. The
-//! model decides the protocol; this crate only carries it over Kubernetes' HTTP/JSON wire ([`wire`],
+//! model decides the protocol; this crate only carries it over Kubernetes' HTTP/JSON wire (`listwatch_wire`,
 //! [`exchange`]), runs the reflector deterministically ([`client`]) and reads what it shows ([`show`]).
 
 pub mod client;
+pub mod clients;
 pub mod config;
 pub mod exchange;
 pub mod kube_runtime;
 pub mod show;
 pub mod under_test;
-pub mod wire;
 
 pub use client::Harnessed;
+pub use clients::Kube;
 pub use config::KubeConfig;
 pub use kube_runtime::KubeRuntime;
 pub use show::Show;

@@ -1,8 +1,9 @@
 //! The HTTP side of one client's connection to the model's API servers: a `tower::Service` that
 //! `kube::Client::new` takes, and the response bodies it hands back. A request becomes an
 //! [`Effect::Send`] for the system to route; what the server sends comes back through
-//! [`Exchange::answer`] as a response (a LIST, a refused WATCH) or as lines on an open watch body. A body
-//! the client drops while the server still holds the connection is an [`Effect::Cancel`].
+//! [`Exchange::apply`], as the HTTP operations `listwatch_wire::http` spells every input as: a response
+//! (a LIST, a refused WATCH) or lines on an open watch body. A body the client drops while the server
+//! still holds the connection is an [`Effect::Cancel`].
 //!
 //! Everything is shared through one mutex, and runs on the client's own current-thread runtime.
 
@@ -15,11 +16,11 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
-use listwatch_model::{ApiError, Effect, Message, Request, WatchEnd, WatchEvent};
+use listwatch_model::{Effect, Request, WatchEvent};
+use listwatch_wire::http::Http;
+use listwatch_wire::{request, response};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-
-use crate::wire::{request, response};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type Reply = Result<Response<WireBody>, BoxError>;
@@ -81,13 +82,19 @@ pub fn lock(shared: &Shared) -> MutexGuard<'_, Exchange> {
     shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn status_response(code: StatusCode, reason: &str, message: &str) -> Response<WireBody> {
+/// A whole response: a status, its body, and when to retry (A14's 429).
+fn whole_response(
+    id: Option<u64>,
+    status: u16,
+    body: Vec<u8>,
+    retry_after: Option<u32>,
+) -> Response<WireBody> {
     let (tx, rx) = mpsc::unbounded_channel();
-    let _ = tx.send(Chunk { bytes: Ok(response::status_body(code, reason, message)), event: None });
-    let mut r = Response::new(WireBody { id: None, rx, shared: None });
-    *r.status_mut() = code;
-    if code == StatusCode::TOO_MANY_REQUESTS {
-        r.headers_mut().insert(http::header::RETRY_AFTER, http::HeaderValue::from_static("1"));
+    let _ = tx.send(Chunk { bytes: Ok(Bytes::from(body)), event: None });
+    let mut r = Response::new(WireBody { id, rx, shared: None });
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if let Some(secs) = retry_after {
+        r.headers_mut().insert(http::header::RETRY_AFTER, http::HeaderValue::from(secs));
     }
     r
 }
@@ -124,34 +131,20 @@ impl Exchange {
         }
     }
 
-    /// What the server sent on this connection.
-    pub fn answer(&mut self, message: &Message, shared: &Shared) {
-        match message {
-            Message::List(Ok(list)) => self.reply_whole(StatusCode::OK, response::list(list)),
-            Message::List(Err(e)) | Message::WatchRefused(e) => self.refuse(*e),
-            Message::Event(event) => {
-                self.opened(shared);
-                self.push(Chunk { bytes: Ok(response::event_line(event)), event: Some(*event) });
-            }
-            Message::End(WatchEnd::Disconnected) => self.broken(),
-            Message::End(WatchEnd::Closed | WatchEnd::ClientTimeout) => {
-                // kubernetes#104171: a watch may end before its first event: a 200 with an empty body.
-                self.opened(shared);
-                self.finish();
-            }
+    /// Carry out one HTTP operation on the current connection.
+    pub fn apply(&mut self, op: Http, shared: &Shared) {
+        match op {
+            Http::Respond { status, body, retry_after } => self.respond(status, body, retry_after),
+            Http::Open => self.opened(shared),
+            Http::Line { bytes, event } => self.push(Chunk { bytes: Ok(Bytes::from(bytes)), event }),
+            Http::End => self.finish(),
+            Http::Reset => self.broken(),
+            Http::Refuse => self.fail(io::ErrorKind::ConnectionRefused),
         }
     }
 
-    /// The next line of the open watch arrives mangled: a line that is not JSON.
-    pub fn garbled(&mut self, shared: &Shared) {
-        self.opened(shared);
-        let line =
-            Bytes::from_static(b"{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"ConfigMap\",\x00\x17}\n");
-        self.push(Chunk { bytes: Ok(line), event: None });
-    }
-
     /// The connection broke under the client: a pending request fails, an open body ends in an error.
-    pub fn broken(&mut self) {
+    fn broken(&mut self) {
         let Some(open) = self.open.as_mut().filter(|o| !o.over) else { return };
         if let Some(reply) = open.reply.take() {
             let _ = reply.send(Err(transport_error(io::ErrorKind::ConnectionReset)));
@@ -161,34 +154,26 @@ impl Exchange {
         self.finish();
     }
 
-    fn refuse(&mut self, e: ApiError) {
+    /// The waiting request fails with a transport error.
+    fn fail(&mut self, kind: io::ErrorKind) {
+        let Some(open) = self.open.as_mut().filter(|o| !o.over) else { return };
+        match open.reply.take() {
+            Some(reply) => {
+                let _ = reply.send(Err(transport_error(kind)));
+                self.finish();
+            }
+            None => self.broken(),
+        }
+    }
+
+    fn respond(&mut self, status: u16, body: Vec<u8>, retry_after: Option<u32>) {
         let Some(open) = self.open.as_mut().filter(|o| !o.over) else { return };
         let Some(reply) = open.reply.take() else {
-            // A refusal after the headers cannot happen on the wire (A4 makes it an ERROR event).
+            // A response after the headers cannot happen on the wire (A4 makes it an ERROR event).
             self.broken();
             return;
         };
-        let answer = match e {
-            ApiError::ConnectionRefused => Err(transport_error(io::ErrorKind::ConnectionRefused)),
-            ApiError::Disconnected => Err(transport_error(io::ErrorKind::ConnectionReset)),
-            e => {
-                let (code, reason, message) = response::status_of(e);
-                Ok(status_response(code, reason, message))
-            }
-        };
-        let _ = reply.send(answer);
-        self.finish();
-    }
-
-    fn reply_whole(&mut self, code: StatusCode, bytes: Bytes) {
-        let Some(open) = self.open.as_mut().filter(|o| !o.over) else { return };
-        if let Some(reply) = open.reply.take() {
-            let (tx, rx) = mpsc::unbounded_channel();
-            let _ = tx.send(Chunk { bytes: Ok(bytes), event: None });
-            let mut r = Response::new(WireBody { id: Some(open.id), rx, shared: None });
-            *r.status_mut() = code;
-            let _ = reply.send(Ok(r));
-        }
+        let _ = reply.send(Ok(whole_response(Some(open.id), status, body, retry_after)));
         self.finish();
     }
 
@@ -317,10 +302,10 @@ impl<B> tower::Service<http::Request<B>> for Wire {
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
         let mut ex = lock(&self.shared);
         ex.activity += 1;
-        match request::decode(req.method(), req.uri().path(), req.uri().query()) {
+        match request::decode(req.method().as_str(), req.uri().path(), req.uri().query()) {
             Err(request::BadRequest(message)) => {
                 // Never reaches a server, as with a real API server's 400 for a malformed query.
-                let r = status_response(StatusCode::BAD_REQUEST, "BadRequest", &message);
+                let r = whole_response(None, 400, response::status_body(400, "BadRequest", &message), None);
                 Box::pin(async move { Ok(r) })
             }
             Ok(request) => {

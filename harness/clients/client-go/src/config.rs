@@ -1,0 +1,176 @@
+//! client-go as users run it: the named configurations `listwatch clients` lists, and where the Go
+//! program for a release is.
+
+use std::path::PathBuf;
+
+/// The client-go release the shim pins (`scripts/build-client-go` builds it by default).
+pub const PINNED: &str = "v0.37.2";
+
+/// Tasks that call `WaitForCacheSync` from the start by default: several, as a controller's workers do.
+pub const WAITERS: usize = 3;
+
+/// How the informer makes its lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lists {
+    /// The release's defaults: since v0.35 the `WatchListClient` gate is on, so the reflector opens a
+    /// streaming list (A12, C10) and falls back to LIST + WATCH where the server has none.
+    Defaults,
+    /// `KUBE_FEATURE_WatchListClient=false`: LIST (RV "0" first, 500 a page, served whole from the
+    /// watch cache) then WATCH.
+    ListWatch,
+    /// LIST + WATCH, every LIST in pages (of the world's page size, or 1 where the world sets none), so
+    /// that continue tokens and their expiry (A13) and the pager's fallback are exercised.
+    Paged,
+}
+
+/// One named configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClientGo {
+    pub name: &'static str,
+    pub lists: Lists,
+    pub about: &'static str,
+    /// The client-go release (`client-go@vX.Y.Z`), whose built shim runs it.
+    pub version: String,
+    /// How many tasks call `WaitForCacheSync` from the start; the client is ready once each returned.
+    pub waiters: usize,
+    /// The world's page size, when it lists in pages.
+    pub page_size: Option<u32>,
+    /// The release's built Go program (`scripts/build-client-go` writes it to [`bin_dir`]).
+    pub binary: PathBuf,
+}
+
+impl ClientGo {
+    /// Every named configuration, at the pinned release.
+    pub fn all_named() -> Vec<ClientGo> {
+        let named = |name, lists, about| ClientGo {
+            name,
+            lists,
+            about,
+            version: PINNED.to_string(),
+            waiters: WAITERS,
+            page_size: None,
+            binary: binary(PINNED),
+        };
+        vec![
+            named(
+                "client-go",
+                Lists::Defaults,
+                "client-go's SharedIndexInformer with the release's defaults (WatchListClient on since v0.35)",
+            ),
+            named(
+                "client-go-no-watchlist",
+                Lists::ListWatch,
+                "the same with KUBE_FEATURE_WatchListClient=false: LIST from RV 0, then WATCH",
+            ),
+            named(
+                "client-go-paged",
+                Lists::Paged,
+                "LIST + WATCH with every LIST in pages (the world's page size, or 1): continue tokens",
+            ),
+        ]
+    }
+
+    /// The configuration a spec names: `NAME[@vX.Y.Z][,waiters=N]` (`listwatch clients`). The release's
+    /// shim must be built (`scripts/build-client-go vX.Y.Z`).
+    pub fn parse(spec: &str) -> Result<ClientGo, String> {
+        let mut parts = spec.split(',');
+        let head = parts.next().unwrap_or("");
+        let (name, version) = match head.split_once('@') {
+            Some((name, version)) => (name, version.to_string()),
+            None => (head, PINNED.to_string()),
+        };
+        let mut config = Self::all_named().into_iter().find(|c| c.name == name).ok_or_else(|| {
+            let names: Vec<&str> = Self::all_named().iter().map(|c| c.name).collect();
+            format!("no client named {spec:?} (client-go configurations: {})", names.join(", "))
+        })?;
+        if !version.starts_with('v') || version[1..].split('.').count() != 3 {
+            return Err(format!("{spec:?}: {version:?} is not a release like {PINNED}"));
+        }
+        config.binary = binary(&version);
+        config.version = version;
+        for option in parts {
+            match option.split_once('=') {
+                Some(("waiters", n)) => {
+                    config.waiters = n
+                        .parse()
+                        .ok()
+                        .filter(|n| (1..=16).contains(n))
+                        .ok_or_else(|| format!("{spec:?}: waiters must be a number from 1 to 16"))?;
+                }
+                _ => return Err(format!("{spec:?}: unknown option {option:?} (known: waiters=N)")),
+            }
+        }
+        let bin = &config.binary;
+        if !bin.is_file() {
+            return Err(format!(
+                "{spec:?}: the client-go {} program is not built ({} is missing): run scripts/build-client-go {}",
+                config.version,
+                bin.display(),
+                config.version
+            ));
+        }
+        Ok(config)
+    }
+
+    /// The spec [`Self::parse`] reads back.
+    pub fn spec(&self) -> String {
+        let mut s = self.name.to_string();
+        if self.version != PINNED {
+            s.push('@');
+            s.push_str(&self.version);
+        }
+        if self.waiters != WAITERS {
+            s.push_str(&format!(",waiters={}", self.waiters));
+        }
+        s
+    }
+
+    /// Whether the `WatchListClient` gate is on for this configuration.
+    pub fn watch_list(&self) -> bool {
+        self.lists == Lists::Defaults
+    }
+
+    /// The page size the shim is started with: 0 for client-go's default.
+    pub fn shim_page_size(&self) -> u32 {
+        match self.lists {
+            Lists::Paged => self.page_size.unwrap_or(1),
+            _ => self.page_size.unwrap_or(0),
+        }
+    }
+
+    /// The releases whose shim is built, newest last, each with every named configuration.
+    pub fn built() -> Vec<ClientGo> {
+        let mut versions: Vec<String> = std::fs::read_dir(bin_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.strip_prefix("client-go-shim-").map(str::to_string))
+            .collect();
+        versions.sort_by_key(|v| {
+            v.trim_start_matches('v').split('.').map(|n| n.parse::<u32>().unwrap_or(0)).collect::<Vec<_>>()
+        });
+        let mut out = Vec::new();
+        for v in versions {
+            for mut c in Self::all_named() {
+                c.binary = binary(&v);
+                c.version = v.clone();
+                out.push(c);
+            }
+        }
+        out
+    }
+}
+
+/// The built Go program of a release.
+pub fn binary(version: &str) -> PathBuf {
+    bin_dir().join(format!("client-go-shim-{version}"))
+}
+
+/// Where `scripts/build-client-go` puts the shims: `target/client-go` of the repository, or
+/// `LISTWATCH_CLIENT_GO_DIR`.
+pub fn bin_dir() -> PathBuf {
+    match std::env::var_os("LISTWATCH_CLIENT_GO_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/client-go"),
+    }
+}

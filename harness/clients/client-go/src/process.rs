@@ -1,0 +1,169 @@
+//! The Go program's process: one JSON command a line on its stdin, one JSON reply a line on its stdout,
+//! every reply waited for with a real-time bound, so that a process that dies or stops answering is an
+//! error naming the command, never a hang. Processes are reused: a finished session's process goes back
+//! to a small pool, since shrinking and replay start clients by the thousand and a process costs a
+//! start-up where a session costs a few milliseconds.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// How long a reply may take in real time. The program's own watchdog reports a stuck command after
+/// 10 s; this bound is for a process that cannot even say that.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Idle processes kept per kind.
+const POOL_MAX: usize = 4;
+/// stderr lines kept to explain a process that died.
+const STDERR_LINES: usize = 20;
+
+/// What makes two processes interchangeable: the program and its environment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kind {
+    pub binary: PathBuf,
+    pub watch_list: bool,
+}
+
+/// A running shim.
+#[derive(Debug)]
+pub struct Process {
+    kind: Kind,
+    child: Child,
+    stdin: ChildStdin,
+    replies: Receiver<String>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+static POOL: Mutex<Vec<Process>> = Mutex::new(Vec::new());
+
+impl Process {
+    /// An idle process of `kind` from the pool, or a new one.
+    pub fn take(kind: &Kind) -> Result<Process, String> {
+        let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
+        while let Some(i) = pool.iter().position(|p| p.kind == *kind) {
+            let mut p = pool.swap_remove(i);
+            // A process whose spawning thread ended is gone (the program asks Linux to end it then).
+            if matches!(p.child.try_wait(), Ok(None)) {
+                return Ok(p);
+            }
+            p.kill();
+        }
+        drop(pool);
+        Process::spawn(kind)
+    }
+
+    fn spawn(kind: &Kind) -> Result<Process, String> {
+        let gate = if kind.watch_list { "true" } else { "false" };
+        let mut child = Command::new(&kind.binary)
+            .args(["-test.run", "^TestShim$"])
+            .env("GOMAXPROCS", "1")
+            .env("GODEBUG", "randautoseed=0,randseednop=0")
+            .env("KUBE_FEATURE_WatchListClient", gate)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                format!("cannot start {} ({e}): run scripts/build-client-go", shown(&kind.binary))
+            })?;
+        let stdin = child.stdin.take().ok_or("the client-go program has no stdin")?;
+        let stdout = child.stdout.take().ok_or("the client-go program has no stdout")?;
+        let stderr = child.stderr.take().ok_or("the client-go program has no stderr")?;
+        let (tx, replies) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let kept = Arc::new(Mutex::new(VecDeque::new()));
+        let sink = Arc::clone(&kept);
+        // Drained always: client-go logs there, and a full pipe would block the program.
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let mut reader = BufReader::new(stderr);
+            loop {
+                text.clear();
+                match reader.by_ref().take(64 * 1024).read_line(&mut text) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        let mut kept = sink.lock().unwrap_or_else(|p| p.into_inner());
+                        if kept.len() == STDERR_LINES {
+                            kept.pop_front();
+                        }
+                        kept.push_back(text.trim_end().to_string());
+                    }
+                }
+            }
+        });
+        Ok(Process { kind: kind.clone(), child, stdin, replies, stderr: kept })
+    }
+
+    /// Send one command and wait for its reply line.
+    pub fn call(&mut self, command: &Value) -> Result<Value, String> {
+        let what = command["cmd"].as_str().unwrap_or("?").to_string();
+        let mut line = command.to_string();
+        line.push('\n');
+        if let Err(e) = self.stdin.write_all(line.as_bytes()).and_then(|()| self.stdin.flush()) {
+            return Err(self.died(&what, &format!("writing to it failed: {e}")));
+        }
+        match self.replies.recv_timeout(REPLY_TIMEOUT) {
+            Ok(reply) => {
+                let value: Value = serde_json::from_str(&reply)
+                    .map_err(|e| self.died(&what, &format!("it answered a line that is not JSON ({e})")))?;
+                if let Some(stuck) = value["stuck"].as_str() {
+                    return Err(self.died(&what, &format!("it is stuck: {stuck}")));
+                }
+                if let Some(error) = value["error"].as_str() {
+                    return Err(self.died(&what, &format!("it failed: {error}")));
+                }
+                Ok(value)
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                Err(self.died(&what, &format!("it did not answer within {} s", REPLY_TIMEOUT.as_secs())))
+            }
+            Err(RecvTimeoutError::Disconnected) => Err(self.died(&what, "it exited")),
+        }
+    }
+
+    /// The error for a process that failed at `what`; the process is ended.
+    fn died(&mut self, what: &str, why: &str) -> String {
+        self.kill();
+        let status = self.child.try_wait().ok().flatten().map(|s| format!(" ({s})")).unwrap_or_default();
+        let last = self.stderr.lock().unwrap_or_else(|p| p.into_inner()).back().cloned().unwrap_or_default();
+        let said = if last.is_empty() { String::new() } else { format!("; its last log line: {last}") };
+        format!("the client-go program, at its '{what}' command: {why}{status}{said}")
+    }
+
+    /// End the session and put the process back in the pool (or end it, if it cannot be reused).
+    pub fn release(mut self) {
+        let stopped = self.call(&serde_json::json!({"cmd": "stop"}));
+        if !matches!(&stopped, Ok(v) if v["stopped"] == Value::Bool(true)) {
+            self.kill();
+            return;
+        }
+        let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.iter().filter(|p| p.kind == self.kind).count() < POOL_MAX {
+            pool.push(self);
+        } else {
+            drop(pool);
+            self.kill();
+        }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn shown(path: &Path) -> String {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf()).display().to_string()
+}

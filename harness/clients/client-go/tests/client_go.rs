@@ -1,0 +1,137 @@
+//! client-go under listwatch: its first requests per configuration, the determinism of a run, campaigns
+//! that finish with verdicts, and a Go program that is missing, broken or dies named as such. Needs the
+//! Go program (`scripts/build-client-go`); `.ci/run` builds it first.
+
+use listwatch_client_go::ClientGo;
+use listwatch_harness::replay::judge_with;
+use listwatch_harness::scope::{worlds, Scope};
+use listwatch_harness::sim::run::{run_seed_with, End};
+use listwatch_model::{
+    Action, ClientId, Clients, Config, Flaws, ListRv, Observed, Request, ServerId, System,
+};
+
+fn client(spec: &str) -> ClientGo {
+    ClientGo::parse(spec).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn list_watch() -> Config {
+    worlds(Scope::Small, Flaws::NONE).into_iter().find(|w| w.name == "list-watch").expect("a world").config
+}
+
+fn first_requests(spec: &str) -> Vec<Request> {
+    let config = list_watch();
+    let k = client(spec);
+    let (_, seen) = System::start_with(config, |id| k.make(&config, 0, id));
+    seen.iter()
+        .filter_map(|o| match o {
+            Observed::Sent { request, .. } => Some(*request),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn each_configuration_starts_as_client_go_does() {
+    // v0.35 and later: the WatchListClient gate is on, so the first list is a streaming one (A12).
+    assert!(
+        matches!(
+            first_requests("client-go")[..],
+            [Request::WatchList { rv: ListRv::Consistent, bookmarks: true, .. }]
+        ),
+        "{:?}",
+        first_requests("client-go")
+    );
+    // Off: a LIST from RV "0" with client-go's page size of 500, which the watch cache serves whole.
+    assert!(
+        matches!(first_requests("client-go-no-watchlist")[..], [Request::ListPage { rv: ListRv::Any, .. }]),
+        "{:?}",
+        first_requests("client-go-no-watchlist")
+    );
+    assert!(
+        matches!(
+            first_requests("client-go-paged")[..],
+            [Request::ListPage { rv: ListRv::Any, limit: 1, cont: None }]
+        ),
+        "{:?}",
+        first_requests("client-go-paged")
+    );
+}
+
+#[test]
+fn a_list_answered_syncs_it_and_readiness_follows_the_poll() {
+    let config = list_watch();
+    let k = client("client-go-no-watchlist,waiters=2");
+    let (c, s) = (ClientId(0), ServerId(0));
+    let (mut sys, _) = System::start_with(config, |id| k.make(&config, 0, id));
+    for a in [Action::Route(c, s), Action::Deliver(c)] {
+        sys.apply(a);
+    }
+    assert!(!sys.view(c).synced, "WaitForCacheSync polls: no waiter has looked yet");
+    assert!(sys.enabled(Action::FireTimer(c)), "the poll is the next timer");
+    let seen = sys.apply(Action::FireTimer(c));
+    assert!(
+        seen.iter().any(|o| matches!(o, Observed::TimerFired { after_ms, .. } if *after_ms <= 100)),
+        "{seen:?}"
+    );
+    assert!(sys.view(c).synced, "both waiters saw the cache synced");
+    assert!(sys.gone().is_none());
+}
+
+#[test]
+fn same_seed_same_run() {
+    for spec in ["client-go", "client-go-no-watchlist,waiters=1", "client-go-paged,waiters=1"] {
+        let k = client(spec);
+        for seed in [3u64, 17] {
+            let (a, b) = (
+                run_seed_with(&k, seed, Flaws::NONE, 200, 6_000),
+                run_seed_with(&k, seed, Flaws::NONE, 200, 6_000),
+            );
+            assert!(!matches!(a.end, End::Gone(_)), "{spec} seed {seed}: {:?}", a.end);
+            assert_eq!(a.actions, b.actions, "{spec} seed {seed}");
+            assert_eq!(format!("{:?}", a.end), format!("{:?}", b.end), "{spec} seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn a_short_campaign_runs_to_verdicts() {
+    for spec in ["client-go,waiters=1", "client-go-no-watchlist,waiters=1"] {
+        let k = client(spec);
+        for seed in 0..20 {
+            let run = run_seed_with(&k, seed, Flaws::NONE, 200, 6_000);
+            assert!(!matches!(run.end, End::Gone(_)), "{spec} seed {seed}: {:?}", run.end);
+            let (verdict, _) = judge_with(&k, seed, run.draw.config, &run.actions).expect("it runs again");
+            let broke = matches!(run.end, End::Broke(_));
+            assert_eq!(broke, verdict != listwatch_harness::tracefile::Verdict::Holds, "{spec} seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn a_missing_program_names_the_script() {
+    let e = ClientGo::parse("client-go@v9.9.9").unwrap_err();
+    assert!(e.contains("scripts/build-client-go v9.9.9"), "{e}");
+    assert!(ClientGo::parse("client-go-nope").unwrap_err().starts_with("no client named"));
+    assert!(ClientGo::parse("client-go,waiters=0").is_err());
+}
+
+#[test]
+fn a_program_that_dies_is_an_error_naming_the_step() {
+    // A "program" that answers nothing and exits: the run stops with an error, not a verdict.
+    let dir = std::env::temp_dir().join(format!("listwatch-client-go-dies-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let fake = dir.join(format!("client-go-shim-{}", listwatch_client_go::config::PINNED));
+    std::fs::write(&fake, "#!/bin/sh\nexit 7\n").expect("a script");
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("executable");
+    let k = ClientGo { binary: fake, ..client("client-go") };
+    let run = run_seed_with(&k, 0, Flaws::NONE, 10, 100);
+    let _ = std::fs::remove_dir_all(&dir);
+    match run.end {
+        End::Gone(why) => assert!(
+            why.starts_with("at the start: reflector-0: the client-go program, at its 'start' command")
+                && why.contains("scripts/build-client-go"),
+            "{why}"
+        ),
+        other => panic!("expected the run to stop with an error, not {other:?}"),
+    }
+}

@@ -1,0 +1,209 @@
+//! The model system with its property monitor as a stateright `Model`: one checker state is the system
+//! and what its monitor remembers. Both searches take it: stateright's checkers and listwatch's own
+//! breadth-first search (`bfs`); `checker` runs them over a world.
+//!
+//! Any client that can be cloned and hashed ([`Checkable`]) runs the same way: the model reflector
+//! ([`ModelClient`]), or a test's wrapper that plants a bug in it.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use listwatch_model::{Action, Client, ClientId, Config, ModelClient, Observed, System};
+use listwatch_properties::{violation, witnessed, Monitor, Property};
+use stateright::Model;
+
+/// The system and what its monitor remembers: one state of the checker.
+///
+/// `depth` is how many steps the state was first reached in; it is not part of the state's identity.
+#[derive(Clone, Debug)]
+pub struct CheckState<C = ModelClient> {
+    pub sys: System<C>,
+    pub monitor: Monitor,
+    pub depth: usize,
+}
+
+impl<C: PartialEq> PartialEq for CheckState<C> {
+    fn eq(&self, other: &Self) -> bool {
+        self.sys == other.sys && self.monitor == other.monitor
+    }
+}
+
+impl<C: Eq> Eq for CheckState<C> {}
+
+impl<C: Hash> Hash for CheckState<C> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.sys.hash(state);
+        self.monitor.hash(state);
+    }
+}
+
+impl CheckState {
+    pub fn start(config: Config) -> Self {
+        Self::start_with(config, |_| ModelClient::new(config.reflector, config.flaws))
+    }
+}
+
+impl<C: Client> CheckState<C> {
+    /// The initial state with clients made by `make`.
+    pub fn start_with(config: Config, make: impl FnMut(ClientId) -> C) -> Self {
+        let (sys, seen) = System::start_with(config, make);
+        let monitor = Monitor::new(&sys, &seen);
+        CheckState { sys, monitor, depth: 0 }
+    }
+
+    /// Take one step and fold what it showed into the monitor.
+    pub fn step(&mut self, action: Action) -> Vec<Observed> {
+        let seen = self.sys.apply(action);
+        self.monitor.observe(&self.sys, &seen);
+        self.depth += 1;
+        seen
+    }
+}
+
+/// What a client must be for the checker to explore it: a value it can clone, compare and hash.
+pub trait Checkable: Client + Clone + fmt::Debug + Eq + Hash + Send + Sync + 'static {}
+
+impl<C: Client + Clone + fmt::Debug + Eq + Hash + Send + Sync + 'static> Checkable for C {}
+
+/// How a model builds each client of a world.
+type MakeClient<C> = Arc<dyn Fn(&Config, ClientId) -> C + Send + Sync>;
+
+/// The stateright model of one world.
+pub struct CheckModel<C = ModelClient> {
+    pub config: Config,
+    make: MakeClient<C>,
+    /// Per property, the depth of the first violation found (`usize::MAX`: none yet). stateright keeps
+    /// the *last* violating path it visits; reporting only violations no deeper than the first keeps
+    /// BFS's counterexamples shortest.
+    first_violation_depth: Arc<[AtomicUsize; Property::COUNT]>,
+    /// Set to end the run early: every state becomes a leaf and nothing more is judged, so stateright
+    /// drains its queue at once and what was found so far stays (a deadline, a signal, the memory
+    /// limit). stateright's own timeout is consulted only when a worker runs out of work.
+    pub(crate) stop: Arc<AtomicBool>,
+}
+
+impl<C> fmt::Debug for CheckModel<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CheckModel").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl CheckModel {
+    pub fn new(config: Config) -> Self {
+        CheckModel::with_clients(config, |c, _| ModelClient::new(c.reflector, c.flaws))
+    }
+}
+
+impl<C: Checkable> CheckModel<C> {
+    /// A model whose clients `make` builds.
+    pub fn with_clients(
+        config: Config,
+        make: impl Fn(&Config, ClientId) -> C + Send + Sync + 'static,
+    ) -> Self {
+        CheckModel {
+            config,
+            make: Arc::new(make),
+            first_violation_depth: Arc::new(std::array::from_fn(|_| AtomicUsize::new(usize::MAX))),
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The world's initial state.
+    pub fn initial_state(&self) -> CheckState<C> {
+        let config = self.config;
+        CheckState::start_with(config, |c| (self.make)(&config, c))
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn holds(&self, property: Property, s: &CheckState<C>) -> bool {
+        if self.stopped() || violation(property, &s.sys, &s.monitor).is_none() {
+            return true;
+        }
+        let first = &self.first_violation_depth[property as usize];
+        let known = first.fetch_min(s.depth, Ordering::Relaxed);
+        s.depth > known
+    }
+}
+
+macro_rules! property_fns {
+    ($($p:ident => $always:ident, $sometimes:ident;)*) => {
+        $(
+            fn $always<C: Checkable>(m: &CheckModel<C>, s: &CheckState<C>) -> bool {
+                m.holds(Property::$p, s)
+            }
+            fn $sometimes<C: Checkable>(m: &CheckModel<C>, s: &CheckState<C>) -> bool {
+                !m.stopped() && witnessed(Property::$p, &s.sys, &s.monitor)
+            }
+        )*
+        fn stateright_properties<C: Checkable>() -> Vec<stateright::Property<CheckModel<C>>> {
+            vec![$(
+                stateright::Property::always(Property::$p.name(), $always::<C>),
+                stateright::Property::sometimes(Property::$p.witness(), $sometimes::<C>),
+            )*]
+        }
+    };
+}
+
+property_fns! {
+    NoResurrectedDelete => always_no_resurrected_delete, sometimes_no_resurrected_delete;
+    NoRvRegression => always_no_rv_regression, sometimes_no_rv_regression;
+    CacheIsSnapshot => always_cache_is_snapshot, sometimes_cache_is_snapshot;
+    Converges => always_converges, sometimes_converges;
+    NoLockAcrossUnboundedWait => always_no_lock, sometimes_no_lock;
+    NoNeedlessRelist => always_no_needless_relist, sometimes_no_needless_relist;
+    NoBusyLoop => always_no_busy_loop, sometimes_no_busy_loop;
+    WatchOrdered => always_watch_ordered, sometimes_watch_ordered;
+    WatchReliable => always_watch_reliable, sometimes_watch_reliable;
+    Backoff => always_backoff, sometimes_backoff;
+    NotificationsMatchCache => always_notifications_match_cache, sometimes_notifications_match_cache;
+    StaleBounded => always_stale_bounded, sometimes_stale_bounded;
+    ReadyMeansListed => always_ready_means_listed, sometimes_ready_means_listed;
+}
+
+impl<C: Checkable> Model for CheckModel<C> {
+    type State = CheckState<C>;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<CheckState<C>> {
+        vec![self.initial_state()]
+    }
+
+    fn actions(&self, state: &CheckState<C>, actions: &mut Vec<Action>) {
+        // A state whose history already broke a guarantee is a counterexample's end: no need to go on.
+        if state.monitor.violation.is_none() && !self.stopped() {
+            state.sys.actions(actions);
+        }
+    }
+
+    fn next_state(&self, state: &CheckState<C>, action: Action) -> Option<CheckState<C>> {
+        let mut next = state.clone();
+        next.step(action);
+        Some(next)
+    }
+
+    fn properties(&self) -> Vec<stateright::Property<Self>> {
+        stateright_properties()
+    }
+
+    /// The one spelling of a step (the model's `Display`), as `show`, `check` and `bugs` print it.
+    fn format_action(&self, action: &Action) -> String {
+        action.to_string()
+    }
+
+    /// The state after a step in Kubernetes terms, not `Debug`.
+    fn format_step(&self, last_state: &CheckState<C>, action: Action) -> Option<String> {
+        self.next_state(last_state, action).map(|next| crate::state_text::render(&next.sys))
+    }
+}
+
+/// The resident memory of this process, from `/proc/self/statm` (`None` where there is none).
+pub fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
