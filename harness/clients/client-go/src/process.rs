@@ -8,8 +8,8 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -41,6 +41,28 @@ pub struct Process {
 
 static POOL: Mutex<Vec<Process>> = Mutex::new(Vec::new());
 
+type SpawnRequest = (Command, Sender<std::io::Result<Child>>);
+
+/// Every process is started from one thread that lives as long as this process: the Go program asks
+/// Linux to end it when the *thread* that started it ends (`PR_SET_PDEATHSIG`), and a pooled process
+/// outlives the test or task thread that first needed it.
+fn spawn_child(command: Command) -> std::io::Result<Child> {
+    static SPAWNER: OnceLock<Mutex<Sender<SpawnRequest>>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnRequest>();
+        std::thread::spawn(move || {
+            for (mut command, reply) in rx {
+                let _ = reply.send(command.spawn());
+            }
+        });
+        Mutex::new(tx)
+    });
+    let (tx, rx) = mpsc::channel();
+    let sent = spawner.lock().unwrap_or_else(|p| p.into_inner()).send((command, tx));
+    sent.map_err(|_| std::io::Error::other("the spawning thread is gone"))?;
+    rx.recv().map_err(|_| std::io::Error::other("the spawning thread is gone"))?
+}
+
 impl Process {
     /// An idle process of `kind` from the pool, or a new one.
     pub fn take(kind: &Kind) -> Result<Process, String> {
@@ -59,18 +81,18 @@ impl Process {
 
     fn spawn(kind: &Kind) -> Result<Process, String> {
         let gate = if kind.watch_list { "true" } else { "false" };
-        let mut child = Command::new(&kind.binary)
+        let mut command = Command::new(&kind.binary);
+        command
             .args(["-test.run", "^TestShim$"])
             .env("GOMAXPROCS", "1")
             .env("GODEBUG", "randautoseed=0,randseednop=0")
             .env("KUBE_FEATURE_WatchListClient", gate)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                format!("cannot start {} ({e}): run scripts/build-client-go", shown(&kind.binary))
-            })?;
+            .stderr(Stdio::piped());
+        let mut child = spawn_child(command).map_err(|e| {
+            format!("cannot start {} ({e}): run scripts/build-client-go", shown(&kind.binary))
+        })?;
         let stdin = child.stdin.take().ok_or("the client-go program has no stdin")?;
         let stdout = child.stdout.take().ok_or("the client-go program has no stdout")?;
         let stderr = child.stderr.take().ok_or("the client-go program has no stderr")?;

@@ -133,7 +133,13 @@ pub fn decode(method: &str, path: &str, raw_query: Option<&str>) -> Result<Reque
             {
                 return Err(bad("resourceVersionMatch: \"NotOlderThan\" is required with sendInitialEvents"));
             }
-            return Ok(Request::WatchList { rv: list_rv(&q)?, timeout_secs, bookmarks: q.bookmarks });
+            // With sendInitialEvents an unset resourceVersion may carry NotOlderThan: a consistent
+            // streaming list (A12; client-go sends it so before its first sync).
+            let rv = match q.rv.as_deref().unwrap_or("") {
+                "" => ListRv::Consistent,
+                _ => list_rv(&q)?,
+            };
+            return Ok(Request::WatchList { rv, timeout_secs, bookmarks: q.bookmarks });
         }
         if q.rv_match.is_some() {
             return Err(bad("resourceVersionMatch is forbidden for watch unless sendInitialEvents is set"));
@@ -199,6 +205,19 @@ mod tests {
         assert_eq!(
             get("&watch=true&timeoutSeconds=290&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=0"),
             Ok(Request::WatchList { rv: ListRv::Any, timeout_secs: 290, bookmarks: true })
+        );
+    }
+
+    #[test]
+    fn client_go_requests_decode() {
+        // WatchListClient's first streaming list: no resourceVersion, NotOlderThan (A12: consistent).
+        assert_eq!(
+            get("allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeoutSeconds=583&watch=true"),
+            Ok(Request::WatchList { rv: ListRv::Consistent, timeout_secs: 583, bookmarks: true })
+        );
+        assert_eq!(
+            get("limit=500&resourceVersion=0"),
+            Ok(Request::ListPage { rv: ListRv::Any, limit: 255, cont: None })
         );
     }
 
