@@ -60,6 +60,10 @@ pub trait Client: fmt::Debug {
     fn poll_effect(&mut self) -> Option<Effect>;
     /// The timer that fires next, and how long after the client's last step it fires.
     fn next_timer(&self) -> Option<(Timer, Millis)>;
+    /// Time passed for the client with no timer of its own firing: its transport found a connection
+    /// dead after `ms` (A9), or a server made its request wait `ms` (A12). A client whose clock is its
+    /// own (a real library on a fake clock) moves it; the model reflector counts time by its timers only.
+    fn elapse(&mut self, _ms: Millis) {}
     /// Whether any timer is armed.
     fn has_timer(&self) -> bool {
         self.next_timer().is_some()

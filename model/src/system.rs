@@ -522,6 +522,7 @@ impl<C: Client> System<C> {
             Action::SilenceNoticed(client) => {
                 if let Some(after_ms) = self.client(client).dead_connection_noticed_after() {
                     seen.push(Observed::SilenceNoticed { client, after_ms });
+                    self.clients[usize::from(client.0)].elapse(after_ms);
                     self.break_conn(client, &mut seen);
                 }
             }
@@ -648,6 +649,7 @@ impl<C: Client> System<C> {
                 if let Some(s) = self.server_of(client) {
                     let after_ms = ApiServer::LIST_FRESHNESS_WAIT_MS;
                     seen.push(Observed::WaitedInVain { client, after_ms });
+                    self.clients[usize::from(client.0)].elapse(after_ms);
                     let out = self.servers[usize::from(s.0)].watch_list_wait_expired(client);
                     self.route(out);
                 }

@@ -286,7 +286,11 @@ impl Monitor {
             }
             Observed::Cancelled { .. } => {
                 let c = &mut self.clients[i];
+                let undecodable = c.stream.as_ref().is_some_and(|s| s.garbled.is_some());
                 match c.outstanding {
+                    // A client that closes a watch after a line it could not decode ends it as an
+                    // error (C5: an internal error), not as a timeout.
+                    Some(Outstanding::Watch) if undecodable => {}
                     Some(Outstanding::Watch) => c.owe_rewatch = Some(Ending::ClientClosed),
                     Some(Outstanding::WatchList { .. }) => c.may_restart = true,
                     _ => {}

@@ -533,3 +533,20 @@ func TestStuckReply(t *testing.T) {
 		t.Fatalf("exit: %v", err)
 	}
 }
+
+// TestAdvance: time that passes with no timer of client-go's own (its transport finding a dead
+// connection after 45 s) moves its clock, so the watch that then breaks is a long one: client-go
+// re-watches from its RV at once. Without the advance it would be a watch shorter than 1 s with no
+// event, which client-go backs off from and relists.
+func TestAdvance(t *testing.T) {
+	p := spawn(t, false)
+	p.do(start(1, 1))
+	r := p.do(list(5, "", cm("a", 2, 2, 1)))
+	r = p.do(fire(r))
+	expect(t, r.Ready[0] && r.Timer == nil, "ready, watching, no timer", r)
+	r = p.do(cmdOnly("open"))
+	r = p.do(m{"cmd": "advance", "ms": 45000})
+	expect(t, len(r.Effects) == 0 && r.Halted == nil, "nothing happens while the connection is silent", r)
+	r = p.do(cmdOnly("break"))
+	expect(t, len(sends(r)) == 1 && strings.HasPrefix(sends(r)[0], watch5), "a re-watch from RV 5 at once", r)
+}

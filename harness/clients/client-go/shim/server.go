@@ -53,9 +53,9 @@ func parse(line []byte) (command, error) {
 		if c.Status < 100 || c.Status > 599 {
 			return c, fmt.Errorf("respond: status %d is not an HTTP status", c.Status)
 		}
-	case "fire":
+	case "fire", "advance":
 		if c.Ms < 0 {
-			return c, fmt.Errorf("fire: ms %g is negative", c.Ms)
+			return c, fmt.Errorf("%s: ms %g is negative", c.Cmd, c.Ms)
 		}
 	case "line", "open", "end", "break", "refuse", "stop":
 	default:

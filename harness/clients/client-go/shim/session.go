@@ -395,6 +395,26 @@ func (s *session) fire(d time.Duration) (held []effect) {
 		until = s.timer.at
 		what = fmt.Sprintf("the %s timer reported for +%gms", s.timer.kind, ms(until.Sub(now)))
 	}
+	s.sleepUntil(now, until, what)
+	return nil
+}
+
+// advance moves the fake clock by d when time passes for client-go with no timer of its own firing:
+// its transport finding a dead connection, a server keeping its request waiting. The harness does
+// this only when no timer it was told of is due before then.
+func (s *session) advance(d time.Duration) []effect {
+	if s.probed != nil {
+		// No connection is open as far as the harness knows: nothing can be waiting on one.
+		return nil
+	}
+	now := time.Now()
+	s.sleepUntil(now, now.Add(d), fmt.Sprintf("the end of %gms that passed with no timer due", ms(d)))
+	return nil
+}
+
+// sleepUntil sleeps the root goroutine until `until` and settles; observable activity before then
+// means a timer the harness was not told of fired, and halts the session.
+func (s *session) sleepUntil(now, until time.Time, what string) {
 	s.mu.Lock()
 	mark := len(s.acts)
 	s.mu.Unlock()
@@ -407,7 +427,6 @@ func (s *session) fire(d time.Duration) (held []effect) {
 			ms(s.acts[mark].Sub(now)), what)
 		s.halted = &reason
 	}
-	return nil
 }
 
 // reply settles the bubble and builds the reply to the command just applied.
@@ -444,6 +463,8 @@ func (s *session) apply(c command) []effect {
 	switch c.Cmd {
 	case "fire":
 		return s.fire(time.Duration(c.Ms * float64(time.Millisecond)))
+	case "advance":
+		return s.advance(time.Duration(c.Ms * float64(time.Millisecond)))
 	}
 	if s.probed != nil {
 		// No connection is open as far as the harness knows (see reply).

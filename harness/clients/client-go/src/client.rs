@@ -217,6 +217,10 @@ impl Client for ClientGoClient {
         self.effects.pop_front()
     }
 
+    fn elapse(&mut self, ms: Millis) {
+        self.command(json!({"cmd": "advance", "ms": ms}));
+    }
+
     fn next_timer(&self) -> Option<(Timer, Millis)> {
         self.timer.filter(|_| self.gone.is_none())
     }

@@ -90,6 +90,7 @@ impl Process {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+
         let mut child = spawn_child(command).map_err(|e| {
             format!("cannot start {} ({e}): run scripts/build-client-go", shown(&kind.binary))
         })?;
@@ -116,6 +117,10 @@ impl Process {
                 match reader.by_ref().take(64 * 1024).read_line(&mut text) {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {
+                        // client-go's own log lines, for a person reading what it did.
+                        if std::env::var_os("LISTWATCH_CLIENT_GO_LOG").is_some() {
+                            eprint!("client-go: {text}");
+                        }
                         let mut kept = sink.lock().unwrap_or_else(|p| p.into_inner());
                         if kept.len() == STDERR_LINES {
                             kept.pop_front();

@@ -135,3 +135,39 @@ fn a_program_that_dies_is_an_error_naming_the_step() {
         other => panic!("expected the run to stop with an error, not {other:?}"),
     }
 }
+
+#[test]
+fn corpus_replays_its_verdicts() {
+    use listwatch_harness::replay::replay_with;
+    use listwatch_harness::tracefile::Trace;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../corpus/client-go");
+    let mut files: Vec<_> =
+        std::fs::read_dir(&dir).expect("corpus/client-go").flatten().map(|e| e.path()).collect();
+    files.sort();
+    assert!(files.len() >= 4, "{files:?}");
+    for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "json")) {
+        let trace = Trace::load(f).unwrap_or_else(|e| panic!("{e}"));
+        let r =
+            replay_with(&client(&trace.client), &trace).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        assert!(r.reproduces(&trace), "{}: recorded {}, now {}", f.display(), trace.expect, r.verdict);
+        assert_eq!(trace.to_json(), std::fs::read_to_string(f).expect("readable"), "{}", f.display());
+    }
+}
+
+/// Several tasks in `WaitForCacheSync` are all woken by the first sync (kube-runtime's
+/// `wait_until_ready` wakes only one of several): readiness holds with three waiters.
+#[test]
+fn every_waiter_sees_the_sync() {
+    for spec in ["client-go", "client-go-no-watchlist"] {
+        let k = client(spec);
+        assert_eq!(k.waiters, 3);
+        for seed in 0..40 {
+            let run = run_seed_with(&k, seed, Flaws::NONE, 200, 6_000);
+            assert!(
+                !matches!(&run.end, End::Broke(v) if v.property == listwatch_properties::Property::ReadyMeansListed),
+                "{spec} seed {seed}: {:?}",
+                run.end
+            );
+        }
+    }
+}

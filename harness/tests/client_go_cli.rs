@@ -1,0 +1,76 @@
+//! `listwatch` with client-go under test, as a user runs it (`--features client-go`, the Go program
+//! built by scripts/build-client-go): the same seed gives the same bytes, a release that is not built
+//! is one line naming the script, and Ctrl-C ends a campaign with no Go process left behind.
+#![cfg(feature = "client-go")]
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn listwatch(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_listwatch")).args(args).output().expect("listwatch runs")
+}
+
+/// The Go processes running as children of `pid`.
+fn shims_of(pid: u32) -> Vec<u32> {
+    let out = Command::new("pgrep").args(["-P", &pid.to_string(), "-f", "client-go-shim"]).output();
+    let out = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    out.lines().filter_map(|p| p.trim().parse().ok()).collect()
+}
+
+/// Whether a process is still running (not gone, not a zombie).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().and_then(|r| r.split_whitespace().next()).map(str::to_string))
+        .is_some_and(|state| state != "Z")
+}
+
+#[test]
+fn the_same_seeds_give_the_same_bytes() {
+    let dir = std::env::temp_dir().join(format!("listwatch-cg-bytes-{}", std::process::id()));
+    let out = dir.display().to_string();
+    let args = ["simulate", "--client", "client-go", "--seeds", "60", "--json", "--out", &out];
+    let (a, b) = (listwatch(&args), listwatch(&args));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(a.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&a.stderr));
+    assert!(!a.stdout.is_empty());
+    assert_eq!(a.stdout, b.stdout);
+}
+
+#[test]
+fn a_release_that_is_not_built_is_one_line_naming_the_script() {
+    let out = listwatch(&["simulate", "--client", "client-go@v0.0.1", "--seeds", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("scripts/build-client-go v0.0.1"), "{err}");
+}
+
+#[test]
+fn ctrl_c_ends_a_campaign_and_leaves_no_go_process() {
+    let dir = std::env::temp_dir().join(format!("listwatch-cg-int-{}", std::process::id()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_listwatch"))
+        .args(["simulate", "--client", "client-go-no-watchlist", "--seeds", "1000000"])
+        .arg("--out")
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("listwatch starts");
+    let started = Instant::now();
+    while shims_of(child.id()).is_empty() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let shims = shims_of(child.id());
+    assert!(!shims.is_empty(), "client-go never started");
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill runs");
+    let status = child.wait().expect("listwatch ends");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(status.code(), Some(2), "interrupted is incomplete");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while shims.iter().any(|p| running(*p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!shims.iter().any(|p| running(*p)), "a Go process outlived the campaign: {shims:?}");
+}
