@@ -41,6 +41,8 @@ pub struct ClientGoClient {
     informer_synced: bool,
     timer: Option<(Timer, Millis)>,
     unread: bool,
+    /// The current request got its headers: a further `Open` is nothing and needs no round trip.
+    opened: bool,
     halted: Option<String>,
     gone: Option<String>,
 }
@@ -59,6 +61,7 @@ impl ClientGoClient {
             informer_synced: false,
             timer: None,
             unread: false,
+            opened: false,
             halted: None,
             gone: None,
         }
@@ -91,7 +94,10 @@ impl ClientGoClient {
                 let text = |k: &str| send[k].as_str().unwrap_or("").to_string();
                 let query = text("query");
                 match request::decode(&text("method"), &text("path"), Some(&query)) {
-                    Ok(r) => self.effects.push_back(Effect::Send(r)),
+                    Ok(r) => {
+                        self.opened = false;
+                        self.effects.push_back(Effect::Send(r));
+                    }
                     Err(BadRequest(message)) => refused.push(message),
                 }
             } else if effect.get("cancel").is_some() {
@@ -209,6 +215,11 @@ impl Client for ClientGoClient {
             return;
         }
         for op in of_input(&input) {
+            match op {
+                Http::Open if self.opened => continue,
+                Http::Open | Http::Line { .. } => self.opened = true,
+                _ => {}
+            }
             self.command(command_of(op));
         }
     }

@@ -1,13 +1,18 @@
-//! kube_client: kube-runtime in the loop, beside the model reflector, in one run.
-//! - `simulate/*`: simulator steps/s on one core over the same seeds (0..100, 200 safety steps, every
-//!   property judged after every step), the model reflector and kube-runtime (default configuration,
-//!   one task awaiting readiness, so that runs go on past the first LIST).
+//! clients: the clients under test in the loop, side by side in one run: the model reflector,
+//! kube-runtime and, when its Go program is built (scripts/build-client-go), client-go.
+//! - `simulate/*`: simulator steps/s over the same seeds (0..100, 200 safety steps, every property
+//!   judged after every step), each client in its default configuration with one task awaiting
+//!   readiness, so that runs go on past the first LIST.
 //! - `event/*`: the end-to-end cost of one watch event once synced: a write, the watch cache ingesting
-//!   it, and its delivery to the client. For kube-runtime that delivery is the whole wire: the event
-//!   encoded as a JSON line, read off the body by kube-client, decoded, applied by the watcher and the
-//!   reflector `Store`, and read back as observations. The difference of the two is the wire's cost.
+//!   it, and its delivery to the client. For kube-runtime and client-go that delivery is the whole wire:
+//!   the event encoded as a JSON line, read off the body by the library, decoded, applied to its cache,
+//!   and read back as observations (for client-go, across a pipe to its Go process and back). The
+//!   difference from the model's is the wire's cost.
+//! - `session/client-go`: one client-go session started (a Go process from the pool: the informer built
+//!   in a new bubble, its first request sent) and stopped.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use listwatch_client_go::ClientGo;
 use listwatch_harness::scope::Scope;
 use listwatch_harness::sim::run::run_seed_with;
 use listwatch_kube::{Kube, KubeConfig};
@@ -37,6 +42,11 @@ fn simulate(c: &mut Criterion) {
     let n = steps(&kube);
     g.throughput(Throughput::Elements(n));
     g.bench_function("kube-runtime", |b| b.iter(|| assert_eq!(steps(&kube), n)));
+    if let Some(go) = client_go() {
+        let n = steps(&go);
+        g.throughput(Throughput::Elements(n));
+        g.bench_function("client-go", |b| b.iter(|| assert_eq!(steps(&go), n)));
+    }
     g.finish();
 }
 
@@ -88,8 +98,36 @@ fn event(c: &mut Criterion) {
         b.iter_batched(|| watching(&ModelReflector), events, BatchSize::SmallInput)
     });
     g.bench_function("kube-runtime", |b| b.iter_batched(|| watching(&kube), events, BatchSize::SmallInput));
+    if let Some(go) = client_go() {
+        g.bench_function("client-go", |b| b.iter_batched(|| watching(&go), events, BatchSize::SmallInput));
+    }
     g.finish();
 }
 
-criterion_group!(benches, simulate, event);
+/// client-go with one waiter (`client-go-no-watchlist`, so that the world's LIST path is the one
+/// measured), if its Go program is built.
+fn client_go() -> Option<ClientGo> {
+    match ClientGo::parse("client-go-no-watchlist,waiters=1") {
+        Ok(go) => Some(go),
+        Err(e) => {
+            eprintln!("clients: client-go left out: {e}");
+            None
+        }
+    }
+}
+
+fn session(c: &mut Criterion) {
+    let Some(go) = client_go() else { return };
+    let config = Scope::Small.config();
+    let mut g = c.benchmark_group("session");
+    g.bench_function("client-go", |b| {
+        b.iter(|| {
+            let (sys, seen) = System::start_with(config, |id| go.make(&config, 0, id));
+            assert!(!seen.is_empty() && sys.gone().is_none(), "client-go sent its first request");
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, simulate, event, session);
 criterion_main!(benches);
