@@ -342,7 +342,18 @@ func TestProbeMeetsPoll(t *testing.T) {
 	expect(t, len(sends(r)) == 1 && strings.HasPrefix(sends(r)[0], watch5), "re-watch from RV 5 after a refused watch", r)
 }
 
+// watchListModes are the WatchListClient settings this release can run with.
+func watchListModes() []bool {
+	if watchListGate {
+		return []bool{false, true}
+	}
+	return []bool{false}
+}
+
 func TestWatchListInitialEventsEnd(t *testing.T) {
+	if !watchListGate {
+		t.Skip("this client-go release has no WatchListClient gate (v0.31 and later)")
+	}
 	p := spawn(t, true)
 	r := p.do(start(3, 1))
 	expect(t, len(sends(r)) == 1 && strings.Contains(sends(r)[0], "sendInitialEvents=true") &&
@@ -469,7 +480,7 @@ func TestDeterministicAcrossSessions(t *testing.T) {
 
 // stop works in every state, and a new session starts afterwards.
 func TestStopAnywhere(t *testing.T) {
-	for _, watchList := range []bool{false, true} {
+	for _, watchList := range watchListModes() {
 		p := spawn(t, watchList)
 		scripts := [][]m{
 			{},                  // a request pending
@@ -549,4 +560,16 @@ func TestAdvance(t *testing.T) {
 	expect(t, len(r.Effects) == 0 && r.Halted == nil, "nothing happens while the connection is silent", r)
 	r = p.do(cmdOnly("break"))
 	expect(t, len(sends(r)) == 1 && strings.HasPrefix(sends(r)[0], watch5), "a re-watch from RV 5 at once", r)
+}
+
+// A release with no WatchListClient gate refuses to run with it on, rather than list without it.
+func TestWatchListRefused(t *testing.T) {
+	if watchListGate {
+		t.Skip("this client-go release has the WatchListClient gate")
+	}
+	p := spawn(t, true)
+	line := p.raw(`{"cmd":"start","seed":1,"waiters":0,"page_size":0,"timeout_ms":0}`)
+	if !strings.Contains(line, `"error"`) || !strings.Contains(line, "WatchListClient") {
+		t.Fatalf("reply %s", line)
+	}
 }

@@ -3,7 +3,6 @@ package shim
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,8 +15,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
 
 // command is one line of the harness's input.
@@ -186,7 +183,7 @@ func Serve(t *testing.T, in io.Reader, out io.Writer, exit func(int)) {
 	o := &output{w: out}
 	sv := &server{in: bufio.NewReaderSize(in, 1<<16), out: o, exit: exit}
 	sv.dog = &watchdog{limit: stuckLimit(), out: o, exit: exit}
-	utilruntime.PanicHandlers = append(utilruntime.PanicHandlers, func(_ context.Context, r any) {
+	addPanicHandler(func(r any) {
 		o.last(map[string]string{"error": oneLine(fmt.Sprintf("panic in client-go: %v", r))})
 	})
 	go sv.dog.run()
@@ -194,6 +191,9 @@ func Serve(t *testing.T, in io.Reader, out io.Writer, exit func(int)) {
 		c := sv.next()
 		if c.Cmd != "start" {
 			sv.fatal(2, fmt.Sprintf("%s: no session is running (start one first)", c.Cmd))
+		}
+		if !watchListGate && os.Getenv("KUBE_FEATURE_WatchListClient") == "true" {
+			sv.fatal(2, "start: KUBE_FEATURE_WatchListClient=true, but this client-go release has no WatchListClient gate (v0.31 and later)")
 		}
 		sv.session(t, c)
 	}
@@ -216,11 +216,9 @@ func setup() {
 		runtime.GOMAXPROCS(1)
 		// apimachinery's default handlers include a rudimentary backoff that compares the bubble's
 		// fake clock with a real time taken at package init: inside a bubble it sleeps for decades.
-		utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{
-			func(_ context.Context, err error, msg string, kv ...any) {
-				fmt.Fprintf(os.Stderr, "client-go error: %s: %v %v\n", msg, err, kv)
-			},
-		}
+		setErrorHandler()
+		// v0.27–v0.30 turn streaming lists on with this variable instead of the feature gate.
+		os.Unsetenv("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA")
 	})
 }
 

@@ -2,7 +2,6 @@ package shim
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -160,18 +159,17 @@ func (s *session) notify(kind string, obj, old any) {
 // asks for limit n, except the pager's own fallback to one unpaginated LIST after a continued page
 // failed with 410 Expired, which keeps limit 0.
 func pageSizeLister(lw *cache.ListWatch, n int64) {
-	list := lw.ListWithContextFunc
 	fallback := false
-	lw.ListWithContextFunc = func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+	wrapList(lw, func(o metav1.ListOptions, list func(metav1.ListOptions) (runtime.Object, error)) (runtime.Object, error) {
 		if fallback && o.Limit == 0 && o.Continue == "" {
 			fallback = false
 		} else {
 			o.Limit = n
 		}
-		obj, err := list(ctx, o)
+		obj, err := list(o)
 		fallback = o.Continue != "" && apierrors.IsResourceExpired(err)
 		return obj, err
-	}
+	})
 }
 
 // begin builds client-go inside the bubble and starts the informer and the waiters.
@@ -198,8 +196,8 @@ func (s *session) begin(c command) error {
 	if c.PageSize > 0 {
 		pageSizeLister(lw, int64(c.PageSize))
 	}
-	s.informer = cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
-	_, err = s.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	s.informer = cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resyncPeriod, cache.Indexers{})
+	err = addEventHandler(s.informer, cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { s.notify("add", obj, nil) },
 		UpdateFunc: func(old, obj any) { s.notify("update", obj, old) },
 		DeleteFunc: func(obj any) {

@@ -1,0 +1,11 @@
+//go:build clientgo_pre26
+
+package shim
+
+import "k8s.io/client-go/tools/cache"
+
+// client-go before v0.26: AddEventHandler returns nothing.
+func addEventHandler(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
+	inf.AddEventHandler(h)
+	return nil
+}

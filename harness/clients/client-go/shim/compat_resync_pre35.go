@@ -1,0 +1,11 @@
+//go:build clientgo_pre35
+
+package shim
+
+import "time"
+
+// resyncPeriod is the informer's resync period. Before v0.35, a reflector with no resync period
+// waits on neverExitWatch, a channel made at package init, outside every bubble: synctest.Wait never
+// returns while a goroutine waits on it. A period no session reaches (200 years of fake time) puts a
+// bubble timer there instead; it never fires, so nothing observable changes.
+const resyncPeriod = 200 * 365 * 24 * time.Hour
