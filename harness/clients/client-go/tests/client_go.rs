@@ -171,3 +171,28 @@ fn every_waiter_sees_the_sync() {
         }
     }
 }
+
+#[test]
+fn a_program_that_dies_mid_run_is_an_error_naming_the_step() {
+    // The real program behind a pipe that ends after 12 commands: it then exits as its stdin closes.
+    let dir = std::env::temp_dir().join(format!("listwatch-client-go-mid-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let real = client("client-go-no-watchlist").binary.canonicalize().expect("the built program");
+    let wrapper = dir.join("client-go-shim-wrapped");
+    let script = format!(
+        "#!/bin/sh\nn=0\nwhile [ $n -lt 12 ] && IFS= read -r line; do printf '%s\\n' \"$line\"; n=$((n+1)); done \\\n  | exec '{}' \"$@\"\n",
+        real.display()
+    );
+    std::fs::write(&wrapper, script).expect("a script");
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("executable");
+    let k = ClientGo { binary: wrapper, ..client("client-go-no-watchlist,waiters=1") };
+    let gone = (0..20u64).find_map(|seed| match run_seed_with(&k, seed, Flaws::NONE, 200, 6_000).end {
+        End::Gone(why) => Some(why),
+        _ => None,
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    let why = gone.expect("a run outlives 12 commands");
+    assert!(why.starts_with("step "), "{why}");
+    assert!(why.contains("the client-go program, at its '"), "{why}");
+}
