@@ -201,7 +201,7 @@ impl Client for ClientGoClient {
             "seed": self.seed,
             "waiters": self.config.waiters,
             "page_size": self.config.shim_page_size(),
-            "timeout_ms": 0,
+            "timeout_ms": self.config.timeout_secs.map_or(0, |t| u64::from(t) * 1000),
         }));
         if let Some(e) = &mut self.gone {
             e.push_str(" (is it built? scripts/build-client-go builds it)");

@@ -37,6 +37,9 @@ pub struct ClientGo {
     pub page_size: Option<u32>,
     /// The release's built Go program (`scripts/build-client-go` writes it to [`bin_dir`]).
     pub binary: PathBuf,
+    /// `rest.Config.Timeout`, the HTTP client's timeout, in seconds (`,timeout=30s`); none by default.
+    /// It bounds every request, a watch's too: the harness fires it as a timer of the client's.
+    pub timeout_secs: Option<u32>,
 }
 
 impl ClientGo {
@@ -50,6 +53,7 @@ impl ClientGo {
             waiters: WAITERS,
             page_size: None,
             binary: binary(PINNED),
+            timeout_secs: None,
         };
         vec![
             named(
@@ -70,8 +74,8 @@ impl ClientGo {
         ]
     }
 
-    /// The configuration a spec names: `NAME[@vX.Y.Z][,waiters=N]` (`listwatch clients`). The release's
-    /// shim must be built (`scripts/build-client-go vX.Y.Z`).
+    /// The configuration a spec names: `NAME[@vX.Y.Z][,waiters=N][,timeout=Ns]` (`listwatch clients`).
+    /// The release's shim must be built (`scripts/build-client-go vX.Y.Z`).
     pub fn parse(spec: &str) -> Result<ClientGo, String> {
         let mut parts = spec.split(',');
         let head = parts.next().unwrap_or("");
@@ -97,7 +101,19 @@ impl ClientGo {
                         .filter(|n| (1..=16).contains(n))
                         .ok_or_else(|| format!("{spec:?}: waiters must be a number from 1 to 16"))?;
                 }
-                _ => return Err(format!("{spec:?}: unknown option {option:?} (known: waiters=N)")),
+                Some(("timeout", t)) => {
+                    config.timeout_secs = Some(
+                        t.strip_suffix('s')
+                            .and_then(|n| n.parse().ok())
+                            .filter(|n| (1..=3600).contains(n))
+                            .ok_or_else(|| {
+                            format!("{spec:?}: timeout must be seconds from 1 to 3600, like 30s")
+                        })?,
+                    );
+                }
+                _ => {
+                    return Err(format!("{spec:?}: unknown option {option:?} (known: waiters=N, timeout=Ns)"))
+                }
             }
         }
         let bin = &config.binary;
@@ -121,6 +137,9 @@ impl ClientGo {
         }
         if self.waiters != WAITERS {
             s.push_str(&format!(",waiters={}", self.waiters));
+        }
+        if let Some(t) = self.timeout_secs {
+            s.push_str(&format!(",timeout={t}s"));
         }
         s
     }
