@@ -268,7 +268,7 @@ func listWatchScript(t *testing.T, p *proc) {
 		"then the reflector backs off", r)
 
 	r = p.do(fire(r))
-	expect(t, len(sends(r)) == 1 && sends(r)[0] == "resourceVersion=9", "and relists from its last RV", r)
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == relistQuery, "and relists (from its last RV since v0.18)", r)
 
 	r = p.do(list(10, "", cm("a", 2, 7, 2)))
 	expect(t, count(kinds(r), "delete-unknown") == 1 && len(r.Cache) == 1 && r.RV == "10",
