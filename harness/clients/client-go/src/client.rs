@@ -188,7 +188,8 @@ fn notification(n: &Value) -> Result<Notification, String> {
 
 impl Client for ClientGoClient {
     fn start(&mut self) {
-        let kind = Kind { binary: self.config.binary.clone(), watch_list: self.config.watch_list() };
+        let kind =
+            Kind { binary: self.config.binary.clone(), watch_list_gate: self.config.watch_list_gate() };
         match Process::take(&kind) {
             Ok(p) => self.process = Some(p),
             Err(e) => {

@@ -144,9 +144,17 @@ impl ClientGo {
         s
     }
 
-    /// Whether the `WatchListClient` gate is on for this configuration.
-    pub fn watch_list(&self) -> bool {
-        self.lists == Lists::Defaults
+    /// `KUBE_FEATURE_WatchListClient` for this configuration: unset for the release's defaults (on
+    /// since v0.35, off from v0.31, absent before), `false` where the configuration turns it off and
+    /// the release has the gate (v0.31 and later).
+    pub fn watch_list_gate(&self) -> Option<&'static str> {
+        let has_gate = self.minor() >= 31;
+        (self.lists != Lists::Defaults && has_gate).then_some("false")
+    }
+
+    /// The release's minor version (`v0.37.2`: 37).
+    fn minor(&self) -> u32 {
+        self.version.split('.').nth(1).and_then(|m| m.parse().ok()).unwrap_or(0)
     }
 
     /// The page size the shim is started with: 0 for client-go's default.
@@ -170,7 +178,9 @@ impl ClientGo {
         });
         let mut out = Vec::new();
         for v in versions {
-            for mut c in Self::all_named() {
+            // `-no-watchlist` only where the release has the gate to turn off.
+            let gate = v.split('.').nth(1).and_then(|m| m.parse::<u32>().ok()).is_some_and(|m| m >= 31);
+            for mut c in Self::all_named().into_iter().filter(|c| gate || c.lists != Lists::ListWatch) {
                 c.binary = binary(&v);
                 c.version = v.clone();
                 out.push(c);

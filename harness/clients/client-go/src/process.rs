@@ -26,7 +26,8 @@ const STDERR_LINES: usize = 20;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kind {
     pub binary: PathBuf,
-    pub watch_list: bool,
+    /// `KUBE_FEATURE_WatchListClient`, if set.
+    pub watch_list_gate: Option<&'static str>,
 }
 
 /// A running shim.
@@ -80,16 +81,19 @@ impl Process {
     }
 
     fn spawn(kind: &Kind) -> Result<Process, String> {
-        let gate = if kind.watch_list { "true" } else { "false" };
         let mut command = Command::new(&kind.binary);
         command
             .args(["-test.run", "^TestShim$"])
             .env("GOMAXPROCS", "1")
             .env("GODEBUG", "randautoseed=0,randseednop=0")
-            .env("KUBE_FEATURE_WatchListClient", gate)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // The release's default unless the configuration sets the gate.
+        command.env_remove("KUBE_FEATURE_WatchListClient");
+        if let Some(gate) = kind.watch_list_gate {
+            command.env("KUBE_FEATURE_WatchListClient", gate);
+        }
 
         let mut child = spawn_child(command).map_err(|e| {
             format!("cannot start {} ({e}): run scripts/build-client-go", shown(&kind.binary))
