@@ -2,11 +2,15 @@
 //! etcd: seeded sequences of operations applied to both, every answer and every watch message compared,
 //! and a difference shrunk to a minimal sequence that a file replays.
 //!
+//! The same machinery (generator style, comparison, shrinker, campaign: `compare::Suite`) also runs the
+//! API server model against the real Kubernetes watch cache (`apiserver`).
+//!
 //! The pure half is here and builds by default: the operations, the model's transcript of a sequence, the
 //! generator, the comparison and the shrinker. The real etcd (`etcd`: its process and its client) is
 //! behind the `etcd` cargo feature, because `etcd-client` needs `protoc` to build
 //! (`scripts/install-etcd` installs it and etcd).
 
+pub mod apiserver;
 pub mod compare;
 pub mod generate;
 pub mod model_side;
@@ -14,9 +18,11 @@ pub mod sequence;
 pub mod transcript;
 
 #[cfg(feature = "etcd")]
+pub mod built;
+#[cfg(feature = "etcd")]
 pub mod etcd;
 
-pub use compare::{first_difference, shrink, Campaign, Difference, Summary};
+pub use compare::{first_difference, shrink, Campaign, Difference, Ops, StoreSuite, Suite, Summary};
 pub use model_side::{model_transcript, Plant};
 pub use sequence::{Op, Sequence};
 pub use transcript::{Answer, Kv, Refusal, Step, Transcript, WatchMsg};

@@ -14,7 +14,7 @@ use listwatch_model::{Key, Rev};
 use super::sequence::{Op, Sequence, MAX_WATCH};
 use super::transcript::{Answer, Kv, Refusal, Step, Transcript, WatchMsg};
 
-/// A store-model bug planted on purpose, to show that the comparison catches and shrinks one.
+/// A model bug planted on purpose, to show that the comparison catches and shrinks one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Plant {
     /// The model as it is.
@@ -22,6 +22,9 @@ pub enum Plant {
     None,
     /// A compaction at `c` that keeps one revision too few: it compacts at `c + 1` when it can.
     CompactionKeepsOneRevisionTooFew,
+    /// An API server bug: a consistent LIST (rv unset, A2) answers one revision below the one it read
+    /// (for `conformance apiserver`; the store comparison ignores it).
+    ConsistentListOneRevisionBehind,
 }
 
 struct ModelSide {
