@@ -17,6 +17,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 )
 
 // request is one line of stdin.
@@ -73,7 +75,14 @@ func send(a answer) { out <- a }
 
 func main() {
 	endpoint := flag.String("endpoint", "", "etcd client URL (loopback)")
+	gates := flag.String("feature-gates", "", "k8s.io/apiserver feature gates, as the API server's flag (A=true,B=false)")
 	flag.Parse()
+	if *gates != "" {
+		if err := utilfeature.DefaultMutableFeatureGate.Set(*gates); err != nil {
+			fmt.Fprintf(os.Stderr, "apiserver: --feature-gates: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	// Die with the parent, and exit when stdin closes: no server outlives its run.
 	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
 	if os.Getppid() == 1 {

@@ -239,6 +239,21 @@ impl ApiServer {
             // A13, request validation: a continue carries its own RV; naming one too is refused.
             return vec![(client, Message::List(Err(ApiError::BadRequest)))];
         }
+        if let (None, ListRv::NotOlderThan(x)) = (cont, rv) {
+            // A2, A13: a paginated NotOlderThan LIST is served by the cache, as an unpaginated one: it
+            // waits for the cache to reach X (then 504), and its pages and continue token are pinned to
+            // the cache's RV, not etcd's. Found by `conformance apiserver`: the model read etcd at its
+            // current revision. Simplified: a page that had to wait is answered whole when the cache
+            // catches up.
+            if self.initializing {
+                return vec![(client, Message::List(Err(ApiError::TooManyRequests)))];
+            }
+            if self.cache.rv() < x {
+                self.waiting_lists.insert(client, x);
+                return Vec::new();
+            }
+            return vec![(client, Message::List(Ok(Self::page(self.cache_list(), limit, None))))];
+        }
         let at = match (cont, rv) {
             (Some(c), _) => Some(c.rv),
             (None, ListRv::Exact(x)) => Some(x),
@@ -249,17 +264,19 @@ impl ApiServer {
                 ReadError::Compacted { .. } => ApiError::Expired,
                 ReadError::FutureRev { .. } => ApiError::TooLargeResourceVersion,
             })
-            .map(|whole| {
-                let after = cont.map(|c| c.after);
-                let rest: Vec<_> =
-                    whole.items.into_iter().filter(|o| after.is_none_or(|a| o.key > a)).collect();
-                let limit = usize::from(limit.max(1));
-                let more = rest.len() > limit;
-                let items: Vec<_> = rest.into_iter().take(limit).collect();
-                let cont = more.then(|| Continue { rv: whole.rv, after: items[items.len() - 1].key });
-                ListResponse { rv: whole.rv, items, cont }
-            });
+            .map(|whole| Self::page(whole, limit, cont));
         vec![(client, Message::List(result))]
+    }
+
+    /// At most `limit` items of `whole` after the continue's key, with a token pinned to its RV (A13).
+    fn page(whole: ListResponse, limit: u8, cont: Option<Continue>) -> ListResponse {
+        let after = cont.map(|c| c.after);
+        let rest: Vec<_> = whole.items.into_iter().filter(|o| after.is_none_or(|a| o.key > a)).collect();
+        let limit = usize::from(limit.max(1));
+        let more = rest.len() > limit;
+        let items: Vec<_> = rest.into_iter().take(limit).collect();
+        let cont = more.then(|| Continue { rv: whole.rv, after: items[items.len() - 1].key });
+        ListResponse { rv: whole.rv, items, cont }
     }
 
     /// How long a NotOlderThan LIST waits for the cache before `504` (A2).
