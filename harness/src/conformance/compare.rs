@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use listwatch_model::store::TombstonePolicy;
 
 use super::generate;
-use super::model_side::{model_transcript, Plant};
+use super::model_side::{model_transcript_with, Plant};
 use super::sequence::Sequence;
 use super::transcript::{Step, Transcript};
 use super::{SideError, StoreUnderTest};
@@ -72,7 +72,7 @@ pub fn compare(
     plant: Plant,
     store: &mut dyn StoreUnderTest,
 ) -> Result<(Option<Difference>, Transcript, Transcript), SideError> {
-    let model = model_transcript(sequence, tombstones, plant);
+    let model = model_transcript_with(sequence, tombstones, plant, store.progress_after_start());
     let real = store.run(sequence, &model)?;
     Ok((first_difference(sequence, &model, &real), model, real))
 }
@@ -167,7 +167,7 @@ impl Suite for StoreSuite<'_> {
         tombstones: TombstonePolicy,
         plant: Plant,
     ) -> Result<(Transcript, usize), SideError> {
-        let model = model_transcript(seq, tombstones, plant);
+        let model = model_transcript_with(seq, tombstones, plant, self.0.progress_after_start());
         Ok((self.0.run(seq, &model)?, model.messages()))
     }
     fn check(
@@ -177,7 +177,11 @@ impl Suite for StoreSuite<'_> {
         tombstones: TombstonePolicy,
         plant: Plant,
     ) -> Option<Difference> {
-        first_difference(seq, &model_transcript(seq, tombstones, plant), real)
+        first_difference(
+            seq,
+            &model_transcript_with(seq, tombstones, plant, self.0.progress_after_start()),
+            real,
+        )
     }
 }
 
@@ -246,7 +250,9 @@ impl Campaign {
                 break;
             }
             let sequence = suite.generate(self.seed, index, self.max_ops);
-            let (real, messages) = suite.run(&sequence, tombstones, plant)?;
+            let (real, messages) = suite
+                .run(&sequence, tombstones, plant)
+                .map_err(|e| SideError(format!("{e}, in sequence {index} of seed {}", self.seed)))?;
             let diff = suite.check(&sequence, &real, tombstones, plant);
             summary.sequences += 1;
             summary.operations += sequence.len() as u64;
@@ -292,6 +298,7 @@ impl<Q> Default for Summary<Q> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conformance::model_side::model_transcript;
     use crate::conformance::sequence::Op;
 
     /// The model itself as the store under test, with a bug planted or not: the comparison and the

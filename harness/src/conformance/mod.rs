@@ -23,7 +23,7 @@ pub mod built;
 pub mod etcd;
 
 pub use compare::{first_difference, shrink, Campaign, Difference, Ops, StoreSuite, Suite, Summary};
-pub use model_side::{model_transcript, Plant};
+pub use model_side::{model_transcript, model_transcript_with, Plant};
 pub use sequence::{Op, Sequence};
 pub use transcript::{Answer, Kv, Refusal, Step, Transcript, WatchMsg};
 
@@ -44,6 +44,11 @@ impl std::error::Error for SideError {}
 pub trait StoreUnderTest {
     /// What it is, for the report ("etcd 3.4.23 at http://127.0.0.1:2379").
     fn describe(&self) -> String;
+    /// Whether it answers progress requests as etcd 3.6 does (E7: none while a watch's start revision
+    /// is ahead), or as etcd 3.4.23.
+    fn progress_after_start(&self) -> bool {
+        false
+    }
     /// Run `sequence` from a fresh namespace. `expected` is the model's transcript, which tells a real
     /// store how many watch messages to wait for after each step before it moves on (a message that
     /// never comes is waited for up to a timeout, then the step is compared as it stands).

@@ -104,6 +104,13 @@ impl ModelServer {
             let out = self.server.progress_notify(&self.store);
             self.file(out, step);
         }
+        // A12: a streaming list still waiting for the cache after the barrier waits for nothing more
+        // (the cache has caught up); its bounded wait runs out: ERROR 504, closed.
+        let waiting: Vec<ClientId> = self.server.waiting_watch_lists().keys().copied().collect();
+        for client in waiting {
+            let out = self.server.watch_list_wait_expired(client);
+            self.file(out, step);
+        }
     }
 
     /// Put each watch message in its watch's list.

@@ -22,8 +22,9 @@ use crate::conformance::SideError;
 pub const BUILD_HINT: &str = "run scripts/build-apiserver";
 /// How long one call may take: a NotOlderThan LIST waits up to 3 s (A2), the server's own limit is 10 s.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(15);
-/// How long to wait for a watch message the model expects once the cache has caught up.
-pub const MESSAGE_WAIT: Duration = Duration::from_secs(2);
+/// How long to wait for a watch message the model expects once the cache has caught up: more than a
+/// streaming list's bounded wait for the cache (3 s, A12) before its ERROR.
+pub const MESSAGE_WAIT: Duration = Duration::from_secs(5);
 
 /// The feature gates the server runs with: the API server's defaults, but for `ListFromCacheSnapshot`
 /// (beta, on since 1.34). With it the cacher serves Exact LISTs and continue pages from snapshots of its
