@@ -65,6 +65,21 @@ fn binary() -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
+/// A command for `program` that dies with this process even when it is killed outright (SIGKILL runs
+/// no destructor): through util-linux's `setpriv --pdeathsig KILL` when it is there (Debian's etcd
+/// does not set PR_SET_PDEATHSIG itself; the Go programs of this project do).
+fn parent_bound(program: &std::path::Path) -> Command {
+    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].into_iter().map(PathBuf::from).find(|p| p.is_file());
+    match setpriv {
+        Some(setpriv) => {
+            let mut command = Command::new(setpriv);
+            command.arg("--pdeathsig=KILL").arg("--").arg(program);
+            command
+        }
+        None => Command::new(program),
+    }
+}
+
 impl EtcdProcess {
     /// Start etcd and wait until its client port accepts connections (at most `within`). The ports are
     /// picked free just before; another process may take one first, so an etcd that exits at start is
@@ -94,7 +109,7 @@ impl EtcdProcess {
             .map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
         let (client_url, peer_url) =
             (format!("http://127.0.0.1:{client}"), format!("http://127.0.0.1:{peer}"));
-        let spawned = Command::new(&etcd)
+        let spawned = parent_bound(&etcd)
             .arg("--name=listwatch")
             .arg(format!("--data-dir={}", dir.join("data").display()))
             .arg(format!("--listen-client-urls={client_url}"))
