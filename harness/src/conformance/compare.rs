@@ -80,6 +80,9 @@ pub fn compare(
 /// A sequence of operations the shrinker can remove some from: the etcd sequences and the API server's.
 pub trait Ops: Clone {
     fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// The sequence without the operations in `range`.
     fn without(&self, range: std::ops::Range<usize>) -> Self;
 }

@@ -160,7 +160,7 @@ impl ModelServer {
             None => {
                 self.token = None;
                 let out = self.server.list_wait_expired(LISTER);
-                return self.list_answer(out, false);
+                self.list_answer(out, false)
             }
         }
     }
