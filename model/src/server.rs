@@ -57,6 +57,9 @@ pub struct ApiServer {
     initializing: bool,
     /// Whether a restart or relist reinitialises the cache that way (A14), or serves at once.
     resilient_init: bool,
+    /// Whether etcd answers progress requests (E7; etcd >= 3.4.31, 3.5.13, 3.6). Without them the cache
+    /// cannot serve a streaming list (A12).
+    progress_requests: bool,
 }
 
 impl ApiServer {
@@ -76,7 +79,14 @@ impl ApiServer {
             cache_window,
             initializing,
             resilient_init,
+            progress_requests: true,
         }
+    }
+
+    /// Over an etcd that answers progress requests or not (E7): without them every streaming list is
+    /// refused (A12).
+    pub fn with_progress_requests(self, on: bool) -> Self {
+        ApiServer { progress_requests: on, ..self }
     }
 
     /// With A14's reinitialisation: after a restart or a relist the cache answers 429 until ready.
@@ -128,6 +138,7 @@ impl ApiServer {
             cache_window,
             initializing,
             resilient_init,
+            progress_requests,
         } = self;
         (
             cache,
@@ -138,6 +149,7 @@ impl ApiServer {
             cache_window,
             initializing,
             resilient_init,
+            progress_requests,
         )
             .hash(state);
     }
@@ -227,6 +239,21 @@ impl ApiServer {
             // A13, request validation: a continue carries its own RV; naming one too is refused.
             return vec![(client, Message::List(Err(ApiError::BadRequest)))];
         }
+        if let (None, ListRv::NotOlderThan(x)) = (cont, rv) {
+            // A2, A13: a paginated NotOlderThan LIST is served by the cache, as an unpaginated one: it
+            // waits for the cache to reach X (then 504), and its pages and continue token are pinned to
+            // the cache's RV, not etcd's. Found by `conformance apiserver`: the model read etcd at its
+            // current revision. Simplified: a page that had to wait is answered whole when the cache
+            // catches up.
+            if self.initializing {
+                return vec![(client, Message::List(Err(ApiError::TooManyRequests)))];
+            }
+            if self.cache.rv() < x {
+                self.waiting_lists.insert(client, x);
+                return Vec::new();
+            }
+            return vec![(client, Message::List(Ok(Self::page(self.cache_list(), limit, None))))];
+        }
         let at = match (cont, rv) {
             (Some(c), _) => Some(c.rv),
             (None, ListRv::Exact(x)) => Some(x),
@@ -237,17 +264,19 @@ impl ApiServer {
                 ReadError::Compacted { .. } => ApiError::Expired,
                 ReadError::FutureRev { .. } => ApiError::TooLargeResourceVersion,
             })
-            .map(|whole| {
-                let after = cont.map(|c| c.after);
-                let rest: Vec<_> =
-                    whole.items.into_iter().filter(|o| after.is_none_or(|a| o.key > a)).collect();
-                let limit = usize::from(limit.max(1));
-                let more = rest.len() > limit;
-                let items: Vec<_> = rest.into_iter().take(limit).collect();
-                let cont = more.then(|| Continue { rv: whole.rv, after: items[items.len() - 1].key });
-                ListResponse { rv: whole.rv, items, cont }
-            });
+            .map(|whole| Self::page(whole, limit, cont));
         vec![(client, Message::List(result))]
+    }
+
+    /// At most `limit` items of `whole` after the continue's key, with a token pinned to its RV (A13).
+    fn page(whole: ListResponse, limit: u8, cont: Option<Continue>) -> ListResponse {
+        let after = cont.map(|c| c.after);
+        let rest: Vec<_> = whole.items.into_iter().filter(|o| after.is_none_or(|a| o.key > a)).collect();
+        let limit = usize::from(limit.max(1));
+        let more = rest.len() > limit;
+        let items: Vec<_> = rest.into_iter().take(limit).collect();
+        let cont = more.then(|| Continue { rv: whole.rv, after: items[items.len() - 1].key });
+        ListResponse { rv: whole.rv, items, cont }
     }
 
     /// How long a NotOlderThan LIST waits for the cache before `504` (A2).
@@ -294,6 +323,16 @@ impl ApiServer {
         if self.initializing {
             // A14: a cache that has not listed again serves no watch: 429 before the stream opens.
             return vec![(client, Message::WatchRefused(ApiError::TooManyRequests))];
+        }
+        if !self.progress_requests {
+            // A12: the cacher needs etcd's progress requests (E7) to stream a list, whatever its RV;
+            // over an etcd without them (3.4.23) the stream opens with an ERROR 500 and closes
+            // (apiserver's cacher.Watch, "the required storage feature RequestWatchProgress is
+            // disabled"). Found by `conformance apiserver --etcd 3.4`.
+            return vec![
+                (client, Message::Event(WatchEvent::Error(ApiError::InternalError))),
+                (client, Message::End(WatchEnd::Closed)),
+            ];
         }
         let needed = match rv {
             ListRv::Consistent => store.rev(),
@@ -514,9 +553,10 @@ impl ApiServer {
     /// A restart: the cache starts anew and every watch and waiting LIST is gone (the network breaks
     /// their connections).
     pub fn restart(&mut self, store: &mut Store) {
-        let resilient_init = self.resilient_init;
+        let (resilient_init, progress_requests) = (self.resilient_init, self.progress_requests);
         *self = ApiServer::start(self.id, store, self.cache_window, self.flaws)
-            .with_resilient_init(resilient_init);
+            .with_resilient_init(resilient_init)
+            .with_progress_requests(progress_requests);
         self.initializing = resilient_init;
     }
 }

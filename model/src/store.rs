@@ -139,6 +139,9 @@ pub type WatcherId = u8;
 /// later, where it can fall below the compacted revision (E5).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Watch {
+    /// The start revision, kept only under `progress_after_start` (E7), so that it splits no states
+    /// otherwise.
+    start: Option<Rev>,
     prefix: Prefix,
     next_rev: Rev,
     pending: VecDeque<Entry>,
@@ -154,6 +157,9 @@ pub struct Store {
     /// How many pulled events a watch may hold before it stays behind; `None` for no bound.
     watch_buffer: Option<u8>,
     watches: litemap::LiteMap<WatcherId, Watch>,
+    /// E7 as etcd >= 3.5.8 and 3.6 answer a progress request: never for a watch whose start revision
+    /// is still ahead of the current one. etcd 3.4.23 (the default, `false`) answers it too.
+    progress_after_start: bool,
 }
 
 impl Store {
@@ -165,7 +171,14 @@ impl Store {
             tombstones,
             watch_buffer,
             watches: litemap::LiteMap::new(),
+            progress_after_start: false,
         }
+    }
+
+    /// E7 as etcd 3.6 answers a progress request: not while a watch's start revision is in the future
+    /// (etcd's `progressIfSync`: `rev < w.startRev`). Found by `conformance etcd --etcd 3.6`.
+    pub fn with_progress_after_start(self, on: bool) -> Self {
+        Store { progress_after_start: on, ..self }
     }
 
     /// The current revision (E1).
@@ -347,7 +360,9 @@ impl Store {
         if from < self.compacted {
             return Err(ReadError::Compacted { compacted: self.compacted });
         }
-        let watch = Watch { prefix: Prefix::Watched, next_rev: from.max(Rev(1)), pending: VecDeque::new() };
+        let start = self.progress_after_start.then_some(from);
+        let watch =
+            Watch { start, prefix: Prefix::Watched, next_rev: from.max(Rev(1)), pending: VecDeque::new() };
         self.watches.insert(id, watch);
         self.pull(id);
         Ok(())
@@ -445,6 +460,7 @@ impl Store {
     /// A progress notification for a caught-up watch (E7): every event up to the returned revision
     /// was delivered.
     pub fn progress(&self, id: WatcherId) -> Option<Rev> {
-        self.watch_caught_up(id).then_some(self.rev)
+        let started = self.watches.get(&id).and_then(|w| w.start).is_none_or(|start| start <= self.rev);
+        (self.watch_caught_up(id) && started).then_some(self.rev)
     }
 }

@@ -93,3 +93,21 @@ fn a13_the_reflector_pages_a_relist_and_falls_back_to_a_whole_list_on_410() {
     assert_eq!(s.sys.view(R).resource_version, Rev(3), "{log:#?}");
     assert_eq!(s.sys.view(R).cache.objects().map(|o| o.rv).collect::<Vec<_>>(), vec![Rev(1), Rev(3)]);
 }
+
+#[test]
+fn a13_a_paginated_not_older_than_list_is_served_by_the_cache_at_its_rv() {
+    // Found by `conformance apiserver`: the real cacher serves it (pages pinned to the cache's RV, a
+    // wait for a cache behind X), where the model read etcd at its current revision.
+    let mut store = Store::new(TombstonePolicy::DropAtCompaction, None);
+    let mut server = ApiServer::start(ServerId(0), &mut store, 4, Flaws::NONE);
+    store.put(Prefix::Watched, Key(0)); // 1
+    store.put(Prefix::Watched, Key(1)); // 2
+    while server.can_ingest(&store) {
+        server.ingest(&mut store);
+    }
+    store.put(Prefix::Other, Key(0)); // 3: etcd moves, the cache stays at 2
+    let (rv, keys, cont) = page(server.list_page(C, ListRv::NotOlderThan(Rev(1)), 1, None, &store)).unwrap();
+    assert_eq!((rv, keys, cont), (Rev(2), vec![Key(0)], Some(Continue { rv: Rev(2), after: Key(0) })));
+    assert_eq!(server.list_page(C, ListRv::NotOlderThan(Rev(3)), 1, None, &store), vec![], "waits");
+    assert_eq!(page(server.list_wait_expired(C)), Err(ApiError::TooLargeResourceVersion));
+}

@@ -470,3 +470,25 @@ fn a_garbled_line_ends_the_watch_and_the_reflector_relists() {
     }
     assert!(sys.client(c).cache.get(Key(0)).is_some(), "the relist brings the object");
 }
+
+#[test]
+fn a12_a_streaming_list_over_an_etcd_without_progress_requests_is_an_error_500() {
+    // Found by `conformance apiserver --etcd 3.4`: etcd 3.4.23 answers no progress requests (E7), and
+    // the cacher then refuses every streaming list, whatever its RV, with an ERROR 500 on the stream.
+    for rv in [ListRv::Consistent, ListRv::Any, ListRv::NotOlderThan(Rev(0))] {
+        let (mut store, server) = setup(4, Flaws::NONE);
+        let mut server = server.with_progress_requests(false);
+        store.put(Prefix::Watched, A);
+        catch_up(&mut server, &mut store);
+        let out = server.watch_list(C, rv, true, &store);
+        assert_eq!(
+            out,
+            vec![
+                (C, Message::Event(WatchEvent::Error(ApiError::InternalError))),
+                (C, Message::End(WatchEnd::Closed)),
+            ],
+            "{rv}"
+        );
+        assert!(server.watches().is_empty());
+    }
+}

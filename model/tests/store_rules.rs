@@ -249,3 +249,19 @@ fn e8_a_lease_revoke_deletes_several_keys_at_one_revision() {
     assert_eq!((ingested(&mut sys), ingested(&mut sys), ingested(&mut sys)), (1, 1, 2));
     assert_eq!(sys.servers()[0].cache().rv(), Rev(3));
 }
+
+#[test]
+fn e7_etcd_3_6_sends_no_progress_to_a_watch_that_starts_in_the_future() {
+    // Found by `conformance etcd --etcd 3.6`: a progress request on a watch from a future revision gets
+    // no answer until the store reaches that revision; etcd 3.4.23 answers it with the current one.
+    for (after_start, before) in [(false, Some(Rev(1))), (true, None)] {
+        let mut s = store().with_progress_after_start(after_start);
+        s.put(Prefix::Other, Key(5)); // 1
+        s.watch(0, Rev(3)).unwrap();
+        assert_eq!(s.progress(0), before);
+        s.put(Prefix::Other, Key(5)); // 2
+        assert_eq!(s.progress(0), before.map(|_| Rev(2)));
+        s.put(Prefix::Other, Key(5)); // 3: the start is reached
+        assert_eq!(s.progress(0), Some(Rev(3)));
+    }
+}

@@ -1,4 +1,5 @@
-//! `listwatch conformance etcd`: the store model against a real etcd.
+//! `listwatch conformance etcd`: the store model against a real etcd; `conformance apiserver`
+//! (`conformance/apiserver.rs`): the API server model against the real watch cache.
 
 use std::path::{Path, PathBuf};
 
@@ -31,13 +32,47 @@ pub enum Against {
     /// Compare the store model with a real etcd
     #[command(after_long_help = CONFORMANCE_HELP)]
     Etcd(EtcdArgs),
+    /// Compare the API server model with the real Kubernetes watch cache over a real etcd
+    #[command(after_long_help = apiserver::APISERVER_HELP)]
+    Apiserver(apiserver::ApiserverArgs),
 }
 
-fn plant(v: &str) -> Result<Plant, String> {
+mod apiserver;
+
+/// Which etcd a run starts (`--etcd`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EtcdChoice {
+    /// Debian's etcd-server 3.4.23 (scripts/install-etcd).
+    #[default]
+    V34,
+    /// etcd 3.6 built from Go modules (scripts/install-etcd-3.6).
+    V36,
+}
+
+pub(super) fn etcd_choice(v: &str) -> Result<EtcdChoice, String> {
+    match v {
+        "3.4" => Ok(EtcdChoice::V34),
+        "3.6" => Ok(EtcdChoice::V36),
+        _ => Err(format!("'{v}' is not an etcd this run can start (known: 3.4, 3.6)")),
+    }
+}
+
+#[cfg(feature = "etcd")]
+pub(super) fn etcd_version(c: EtcdChoice) -> crate::conformance::etcd::EtcdVersion {
+    match c {
+        EtcdChoice::V34 => crate::conformance::etcd::EtcdVersion::V34,
+        EtcdChoice::V36 => crate::conformance::etcd::EtcdVersion::V36,
+    }
+}
+
+pub(super) fn plant(v: &str) -> Result<Plant, String> {
     match v {
         "none" => Ok(Plant::None),
         "compaction-keeps-one-too-few" => Ok(Plant::CompactionKeepsOneRevisionTooFew),
-        _ => Err(format!("'{v}' is not a planted bug (known: none, compaction-keeps-one-too-few)")),
+        "consistent-list-one-behind" => Ok(Plant::ConsistentListOneRevisionBehind),
+        _ => Err(format!(
+            "'{v}' is not a planted bug (known: none, compaction-keeps-one-too-few, consistent-list-one-behind)"
+        )),
     }
 }
 
@@ -49,7 +84,7 @@ fn endpoint(v: &str) -> Result<String, String> {
     }
 }
 
-fn max_ops(v: &str) -> Result<usize, String> {
+pub(super) fn max_ops(v: &str) -> Result<usize, String> {
     v.parse::<usize>()
         .ok()
         .filter(|n| (4..=500).contains(n))
@@ -71,6 +106,9 @@ pub struct EtcdArgs {
     /// An etcd you started, instead of one of listwatch's own
     #[arg(long, value_name = "URL", value_parser = endpoint)]
     pub endpoint: Option<String>,
+    /// Which etcd to start: 3.4 (Debian's 3.4.23, scripts/install-etcd) or 3.6 (scripts/install-etcd-3.6)
+    #[arg(long, value_name = "VERSION", default_value = "3.4", value_parser = etcd_choice)]
+    pub etcd: EtcdChoice,
     /// Print the summary as JSON on stdout
     #[arg(long)]
     pub json: bool,
@@ -103,7 +141,10 @@ pub fn write_whole(path: &Path, text: &str) -> Result<(), String> {
 
 #[cfg(not(feature = "etcd"))]
 pub fn conformance(args: &ConformanceArgs) -> Result<i32, UsageError> {
-    let Against::Etcd(etcd) = &args.against;
+    let etcd = match &args.against {
+        Against::Etcd(etcd) => etcd,
+        Against::Apiserver(a) => return apiserver::conformance(a),
+    };
     if let Some(path) = &etcd.replay {
         read_sequence(path)?;
     }
@@ -116,8 +157,10 @@ pub fn conformance(args: &ConformanceArgs) -> Result<i32, UsageError> {
 
 #[cfg(feature = "etcd")]
 pub fn conformance(args: &ConformanceArgs) -> Result<i32, UsageError> {
-    let Against::Etcd(etcd) = &args.against;
-    Ok(run::etcd(etcd))
+    match &args.against {
+        Against::Etcd(etcd) => Ok(run::etcd(etcd)),
+        Against::Apiserver(a) => apiserver::conformance(a),
+    }
 }
 
 #[cfg(feature = "etcd")]
@@ -169,7 +212,8 @@ mod run {
         // return, an error or an interruption included.
         let process = match &args.endpoint {
             Some(_) => None,
-            None => match EtcdProcess::start(Duration::from_secs(20)) {
+            None => match EtcdProcess::start_version(super::etcd_version(args.etcd), Duration::from_secs(20))
+            {
                 Ok(p) => Some(p),
                 Err(e) => {
                     eprintln!("listwatch: conformance etcd: {e}");

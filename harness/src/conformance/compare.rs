@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use listwatch_model::store::TombstonePolicy;
 
 use super::generate;
-use super::model_side::{model_transcript, Plant};
+use super::model_side::{model_transcript_with, Plant};
 use super::sequence::Sequence;
 use super::transcript::{Step, Transcript};
 use super::{SideError, StoreUnderTest};
@@ -72,26 +72,46 @@ pub fn compare(
     plant: Plant,
     store: &mut dyn StoreUnderTest,
 ) -> Result<(Option<Difference>, Transcript, Transcript), SideError> {
-    let model = model_transcript(sequence, tombstones, plant);
+    let model = model_transcript_with(sequence, tombstones, plant, store.progress_after_start());
     let real = store.run(sequence, &model)?;
     Ok((first_difference(sequence, &model, &real), model, real))
 }
 
+/// A sequence of operations the shrinker can remove some from: the etcd sequences and the API server's.
+pub trait Ops: Clone {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The sequence without the operations in `range`.
+    fn without(&self, range: std::ops::Range<usize>) -> Self;
+}
+
+impl Ops for Sequence {
+    fn len(&self) -> usize {
+        self.ops.len()
+    }
+    fn without(&self, range: std::ops::Range<usize>) -> Self {
+        let mut s = self.clone();
+        s.ops.drain(range);
+        s
+    }
+}
+
 /// Remove operations while a difference remains (delta debugging: halves, then quarters, ... then single
 /// operations, repeated until none can go). Returns the smallest sequence and its difference.
-pub fn shrink(
-    sequence: &Sequence,
-    mut differs: impl FnMut(&Sequence) -> Result<Option<Difference>, SideError>,
-) -> Result<Option<(Sequence, Difference)>, SideError> {
+pub fn shrink<S: Ops>(
+    sequence: &S,
+    mut differs: impl FnMut(&S) -> Result<Option<Difference>, SideError>,
+) -> Result<Option<(S, Difference)>, SideError> {
     let Some(mut diff) = differs(sequence)? else { return Ok(None) };
     let mut best = sequence.clone();
-    let mut chunk = best.ops.len().div_ceil(2).max(1);
+    let mut chunk = best.len().div_ceil(2).max(1);
     loop {
         let mut changed = false;
         let mut start = 0;
-        while start < best.ops.len() {
-            let mut candidate = best.clone();
-            candidate.ops.drain(start..(start + chunk).min(best.ops.len()));
+        while start < best.len() {
+            let candidate = best.without(start..(start + chunk).min(best.len()));
             match differs(&candidate)? {
                 Some(d) => (best, diff, changed) = (candidate, d, true),
                 None => start += chunk,
@@ -101,6 +121,70 @@ pub fn shrink(
             return Ok(Some((best, diff)));
         }
         chunk = if changed { chunk } else { chunk.div_ceil(2) }.max(1);
+    }
+}
+
+/// What a campaign runs, whatever the side under test: how a sequence is made, how the side runs it
+/// (told what the model expects, so that it knows what to wait for) and how its answers compare with the
+/// model's under either tombstone policy (E4).
+pub trait Suite {
+    type Seq: Ops;
+    /// What the side answered to one sequence.
+    type Real;
+    fn generate(&self, seed: u64, index: u64, max_ops: usize) -> Self::Seq;
+    /// Run `seq` on the side; also the number of watch messages the model expects.
+    fn run(
+        &mut self,
+        seq: &Self::Seq,
+        tombstones: TombstonePolicy,
+        plant: Plant,
+    ) -> Result<(Self::Real, usize), SideError>;
+    /// Where `real` first differs from the model's answers under `tombstones`.
+    fn check(
+        &self,
+        seq: &Self::Seq,
+        real: &Self::Real,
+        tombstones: TombstonePolicy,
+        plant: Plant,
+    ) -> Option<Difference>;
+}
+
+/// The etcd suite: the store model against a [`StoreUnderTest`].
+pub struct StoreSuite<'a>(pub &'a mut dyn StoreUnderTest);
+
+impl std::fmt::Debug for StoreSuite<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StoreSuite({})", self.0.describe())
+    }
+}
+
+impl Suite for StoreSuite<'_> {
+    type Seq = Sequence;
+    type Real = Transcript;
+    fn generate(&self, seed: u64, index: u64, max_ops: usize) -> Sequence {
+        generate::sequence(seed, index, max_ops)
+    }
+    fn run(
+        &mut self,
+        seq: &Sequence,
+        tombstones: TombstonePolicy,
+        plant: Plant,
+    ) -> Result<(Transcript, usize), SideError> {
+        let model = model_transcript_with(seq, tombstones, plant, self.0.progress_after_start());
+        Ok((self.0.run(seq, &model)?, model.messages()))
+    }
+    fn check(
+        &self,
+        seq: &Sequence,
+        real: &Transcript,
+        tombstones: TombstonePolicy,
+        plant: Plant,
+    ) -> Option<Difference> {
+        first_difference(
+            seq,
+            &model_transcript_with(seq, tombstones, plant, self.0.progress_after_start()),
+            real,
+        )
     }
 }
 
@@ -114,19 +198,19 @@ pub struct Campaign {
 }
 
 /// What a campaign compared and found.
-#[derive(Clone, Debug, Default)]
-pub struct Summary {
+#[derive(Clone, Debug)]
+pub struct Summary<Q = Sequence> {
     pub sequences: u64,
     pub operations: u64,
     /// Watch messages compared (the model's count; the store's, if it sent others, is a difference).
     pub messages: u64,
     /// The first unexplained difference, shrunk.
-    pub difference: Option<(Sequence, Difference)>,
+    pub difference: Option<(Q, Difference)>,
     /// The other tombstone policy (E4) than the one the store follows: in how many sequences it
     /// differs, and the shortest such sequence.
     pub other_policy: TombstonePolicy,
     pub other_policy_differs: u64,
-    pub other_policy_example: Option<(Sequence, Difference)>,
+    pub other_policy_example: Option<(Q, Difference)>,
     /// Stopped by a signal before all sequences ran.
     pub interrupted: bool,
 }
@@ -147,31 +231,50 @@ impl Campaign {
         store: &mut dyn StoreUnderTest,
         tombstones: TombstonePolicy,
         stop: &AtomicBool,
-        mut progress: impl FnMut(u64),
+        progress: impl FnMut(u64),
     ) -> Result<Summary, SideError> {
+        self.run_suite(&mut StoreSuite(store), tombstones, stop, progress)
+    }
+
+    /// Run the campaign on any [`Suite`].
+    pub fn run_suite<S: Suite>(
+        &self,
+        suite: &mut S,
+        tombstones: TombstonePolicy,
+        stop: &AtomicBool,
+        mut progress: impl FnMut(u64),
+    ) -> Result<Summary<S::Seq>, SideError> {
         let alternative = other(tombstones);
         let mut summary = Summary { other_policy: alternative, ..Summary::default() };
+        let plant = self.plant;
         for index in 0..self.sequences {
             if stop.load(Ordering::Relaxed) {
                 summary.interrupted = true;
                 break;
             }
-            let sequence = generate::sequence(self.seed, index, self.max_ops);
-            let (diff, model, real) = compare(&sequence, tombstones, self.plant, store)?;
+            let sequence = suite.generate(self.seed, index, self.max_ops);
+            let (real, messages) = suite
+                .run(&sequence, tombstones, plant)
+                .map_err(|e| SideError(format!("{e}, in sequence {index} of seed {}", self.seed)))?;
+            let diff = suite.check(&sequence, &real, tombstones, plant);
             summary.sequences += 1;
-            summary.operations += sequence.ops.len() as u64;
-            summary.messages += model.messages() as u64;
+            summary.operations += sequence.len() as u64;
+            summary.messages += messages as u64;
             progress(index + 1);
             if diff.is_some() {
-                summary.difference = shrink(&sequence, |s| Ok(compare(s, tombstones, self.plant, store)?.0))?;
+                summary.difference = shrink(&sequence, |s| {
+                    let (real, _) = suite.run(s, tombstones, plant)?;
+                    Ok(suite.check(s, &real, tombstones, plant))
+                })?;
                 break;
             }
-            let other_model = model_transcript(&sequence, alternative, self.plant);
-            if first_difference(&sequence, &other_model, &real).is_some() {
+            if suite.check(&sequence, &real, alternative, plant).is_some() {
                 summary.other_policy_differs += 1;
                 if summary.other_policy_example.is_none() {
-                    summary.other_policy_example =
-                        shrink(&sequence, |s| Ok(compare(s, alternative, self.plant, store)?.0))?;
+                    summary.other_policy_example = shrink(&sequence, |s| {
+                        let (real, _) = suite.run(s, alternative, plant)?;
+                        Ok(suite.check(s, &real, alternative, plant))
+                    })?;
                 }
             }
         }
@@ -179,9 +282,26 @@ impl Campaign {
     }
 }
 
+impl<Q> Default for Summary<Q> {
+    /// A summary with nothing counted yet.
+    fn default() -> Self {
+        Summary {
+            sequences: 0,
+            operations: 0,
+            messages: 0,
+            difference: None,
+            other_policy: TombstonePolicy::default(),
+            other_policy_differs: 0,
+            other_policy_example: None,
+            interrupted: false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conformance::model_side::model_transcript;
     use crate::conformance::sequence::Op;
 
     /// The model itself as the store under test, with a bug planted or not: the comparison and the

@@ -2,11 +2,15 @@
 //! etcd: seeded sequences of operations applied to both, every answer and every watch message compared,
 //! and a difference shrunk to a minimal sequence that a file replays.
 //!
+//! The same machinery (generator style, comparison, shrinker, campaign: `compare::Suite`) also runs the
+//! API server model against the real Kubernetes watch cache (`apiserver`).
+//!
 //! The pure half is here and builds by default: the operations, the model's transcript of a sequence, the
 //! generator, the comparison and the shrinker. The real etcd (`etcd`: its process and its client) is
 //! behind the `etcd` cargo feature, because `etcd-client` needs `protoc` to build
 //! (`scripts/install-etcd` installs it and etcd).
 
+pub mod apiserver;
 pub mod compare;
 pub mod generate;
 pub mod model_side;
@@ -14,10 +18,12 @@ pub mod sequence;
 pub mod transcript;
 
 #[cfg(feature = "etcd")]
+pub mod built;
+#[cfg(feature = "etcd")]
 pub mod etcd;
 
-pub use compare::{first_difference, shrink, Campaign, Difference, Summary};
-pub use model_side::{model_transcript, Plant};
+pub use compare::{first_difference, shrink, Campaign, Difference, Ops, StoreSuite, Suite, Summary};
+pub use model_side::{model_transcript, model_transcript_with, Plant};
 pub use sequence::{Op, Sequence};
 pub use transcript::{Answer, Kv, Refusal, Step, Transcript, WatchMsg};
 
@@ -38,6 +44,11 @@ impl std::error::Error for SideError {}
 pub trait StoreUnderTest {
     /// What it is, for the report ("etcd 3.4.23 at http://127.0.0.1:2379").
     fn describe(&self) -> String;
+    /// Whether it answers progress requests as etcd 3.6 does (E7: none while a watch's start revision
+    /// is ahead), or as etcd 3.4.23.
+    fn progress_after_start(&self) -> bool {
+        false
+    }
     /// Run `sequence` from a fresh namespace. `expected` is the model's transcript, which tells a real
     /// store how many watch messages to wait for after each step before it moves on (a message that
     /// never comes is waited for up to a timeout, then the step is compared as it stands).

@@ -14,7 +14,7 @@ use listwatch_model::{Key, Rev};
 use super::sequence::{Op, Sequence, MAX_WATCH};
 use super::transcript::{Answer, Kv, Refusal, Step, Transcript, WatchMsg};
 
-/// A store-model bug planted on purpose, to show that the comparison catches and shrinks one.
+/// A model bug planted on purpose, to show that the comparison catches and shrinks one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Plant {
     /// The model as it is.
@@ -22,6 +22,9 @@ pub enum Plant {
     None,
     /// A compaction at `c` that keeps one revision too few: it compacts at `c + 1` when it can.
     CompactionKeepsOneRevisionTooFew,
+    /// An API server bug: a consistent LIST (rv unset, A2) answers one revision below the one it read
+    /// (for `conformance apiserver`; the store comparison ignores it).
+    ConsistentListOneRevisionBehind,
 }
 
 struct ModelSide {
@@ -30,9 +33,21 @@ struct ModelSide {
     values: BTreeMap<(u8, u32), u16>,
 }
 
-/// The model's transcript of `sequence` under a tombstone policy (E4), with a bug planted or not.
+/// The model's transcript of `sequence` under a tombstone policy (E4), with a bug planted or not, as
+/// etcd 3.4.23 answers progress requests (E7).
 pub fn model_transcript(sequence: &Sequence, tombstones: TombstonePolicy, plant: Plant) -> Transcript {
-    let mut side = ModelSide { store: Store::new(tombstones, None), plant, values: BTreeMap::new() };
+    model_transcript_with(sequence, tombstones, plant, false)
+}
+
+/// [`model_transcript`], with E7 as etcd 3.6 answers progress requests when `progress_after_start`.
+pub fn model_transcript_with(
+    sequence: &Sequence,
+    tombstones: TombstonePolicy,
+    plant: Plant,
+    progress_after_start: bool,
+) -> Transcript {
+    let store = Store::new(tombstones, None).with_progress_after_start(progress_after_start);
+    let mut side = ModelSide { store, plant, values: BTreeMap::new() };
     let mut transcript = Transcript::default();
     for op in &sequence.ops {
         let mut step = Step::default();
@@ -41,7 +56,7 @@ pub fn model_transcript(sequence: &Sequence, tombstones: TombstonePolicy, plant:
         transcript.steps.push(step);
     }
     for id in side.open() {
-        let rev = side.store.progress(id).map_or(Answer::NotOpen, |r| Answer::Progress { rev: r.0 });
+        let rev = side.store.progress(id).map_or(Answer::NoProgress, |r| Answer::Progress { rev: r.0 });
         transcript.end.insert(id, Step { answer: Some(rev), messages: BTreeMap::new() });
     }
     transcript
@@ -136,6 +151,7 @@ impl ModelSide {
             }
             Op::Progress { id } => match (store.has_watch(id), store.progress(id)) {
                 (true, Some(rev)) => Answer::Progress { rev: rev.0 },
+                (true, None) => Answer::NoProgress,
                 _ => Answer::NotOpen,
             },
         }

@@ -27,6 +27,10 @@ pub const CONNECT_WITHIN: Duration = Duration::from_secs(10);
 
 /// How long to wait for a watch message the model expects.
 pub const MESSAGE_WAIT: Duration = Duration::from_secs(1);
+/// How often a progress request is sent again while its answer does not come (E7).
+pub const PROGRESS_RESEND: Duration = Duration::from_millis(250);
+/// How long a progress notification the model says never comes is waited for (E7, etcd 3.6).
+pub const NO_PROGRESS_WAIT: Duration = Duration::from_millis(600);
 
 /// A connected etcd.
 pub struct EtcdStore {
@@ -59,6 +63,8 @@ struct Run<'a> {
     ns: String,
     base: i64,
     watches: BTreeMap<u8, OpenWatch>,
+    /// The model says the current step's progress request gets no answer (E7).
+    expect_none: bool,
 }
 
 fn call<T, E: std::fmt::Display>(
@@ -144,6 +150,12 @@ impl StoreUnderTest for EtcdStore {
         format!("etcd {} at {}", self.version, self.endpoint)
     }
 
+    /// etcd 3.6's `progressIfSync` (E7); 3.4.23 answers. 3.5 was not compared: taken as 3.4.
+    fn progress_after_start(&self) -> bool {
+        let parts: Vec<u32> = self.version.split('.').filter_map(|p| p.parse().ok()).collect();
+        matches!(parts.as_slice(), [3, minor, ..] if *minor >= 6) || parts.first().is_some_and(|m| *m > 3)
+    }
+
     fn run(&mut self, sequence: &Sequence, expected: &Transcript) -> Result<Transcript, SideError> {
         self.sequences += 1;
         let ns = format!("/listwatch/{}/{}", self.run, self.sequences);
@@ -151,7 +163,7 @@ impl StoreUnderTest for EtcdStore {
             let got = call(&self.runtime, "the current revision", self.client.get(format!("{ns}/"), None))?;
             got.map_err(|e| failed("the current revision", e))?.header().map_or(0, |h| h.revision())
         };
-        let mut run = Run { store: self, ns, base, watches: BTreeMap::new() };
+        let mut run = Run { store: self, ns, base, watches: BTreeMap::new(), expect_none: false };
         let transcript = run.transcript(sequence, expected);
         // Close every watch before the next sequence, whatever happened.
         run.watches.clear();
@@ -163,6 +175,8 @@ impl Run<'_> {
     fn transcript(&mut self, sequence: &Sequence, expected: &Transcript) -> Result<Transcript, SideError> {
         let mut transcript = Transcript::default();
         for (i, op) in sequence.ops.iter().enumerate() {
+            self.expect_none =
+                expected.steps.get(i).and_then(|s| s.answer.as_ref()) == Some(&Answer::NoProgress);
             let answer = self.apply(op).map_err(|e| SideError(format!("{e} (step {i}: {op})")))?;
             let mut step = Step { answer: Some(answer), messages: BTreeMap::new() };
             let want = expected.steps.get(i).map(|s| &s.messages);
@@ -173,8 +187,9 @@ impl Run<'_> {
         for id in ids {
             let mut step = Step::default();
             if !self.watches[&id].closed {
+                let none = expected.end.get(&id).and_then(|s| s.answer.as_ref()) == Some(&Answer::NoProgress);
                 step.answer =
-                    Some(self.progress(id).map_err(|e| SideError(format!("{e} (the end, w{id})")))?);
+                    Some(self.progress(id, none).map_err(|e| SideError(format!("{e} (the end, w{id})")))?);
             }
             let w = self.watches.get_mut(&id).expect("listed above");
             if !w.queue.is_empty() {
@@ -298,7 +313,7 @@ impl Run<'_> {
                 None => Answer::NotOpen,
             },
             Op::Progress { id } => match self.watches.get(&id) {
-                Some(w) if !w.closed => self.progress(id)?,
+                Some(w) if !w.closed => self.progress(id, self.expect_none)?,
                 _ => Answer::NotOpen,
             },
         })
@@ -365,28 +380,46 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Ask watch `id` for progress (E7); events that come first are queued.
-    fn progress(&mut self, id: u8) -> Result<Answer, SideError> {
-        let rt = &self.store.runtime;
-        let w = self.watches.get_mut(&id).expect("an open watch");
-        call(rt, "progress request", w.stream.request_progress())?
-            .map_err(|e| failed("progress request", e))?;
+    /// Ask watch `id` for progress (E7); events that come first are queued. etcd drops a request it
+    /// cannot answer yet (a watch still catching up from history), so it is sent again every
+    /// [`PROGRESS_RESEND`]. When the model says none comes (`expect_none`), [`NO_PROGRESS_WAIT`] without
+    /// one is the answer.
+    fn progress(&mut self, id: u8, expect_none: bool) -> Result<Answer, SideError> {
+        let started = std::time::Instant::now();
+        let limit = if expect_none { NO_PROGRESS_WAIT } else { CALL_TIMEOUT };
         loop {
-            let Some(resp) = self.read(id, CALL_TIMEOUT)? else {
-                return Err(SideError(format!(
-                    "etcd sent no progress notification on w{id} within {CALL_TIMEOUT:?}"
-                )));
-            };
-            let is_progress = !resp.created() && !resp.canceled() && resp.events().is_empty();
-            if is_progress {
-                return Ok(Answer::Progress { rev: self.header_rev(resp.header()) });
+            let rt = &self.store.runtime;
+            let w = self.watches.get_mut(&id).expect("an open watch");
+            call(rt, "progress request", w.stream.request_progress())?
+                .map_err(|e| failed("progress request", e))?;
+            let sent = std::time::Instant::now();
+            loop {
+                let left = limit
+                    .saturating_sub(started.elapsed())
+                    .min(PROGRESS_RESEND.saturating_sub(sent.elapsed()));
+                if left.is_zero() {
+                    break;
+                }
+                let Some(resp) = self.read(id, left)? else { continue };
+                let is_progress = !resp.created() && !resp.canceled() && resp.events().is_empty();
+                if is_progress {
+                    return Ok(Answer::Progress { rev: self.header_rev(resp.header()) });
+                }
+                let mut w = self.watches.remove(&id).expect("an open watch");
+                self.absorb(&mut w, &resp);
+                let closed = w.closed;
+                self.watches.insert(id, w);
+                if closed {
+                    return Ok(Answer::NotOpen);
+                }
             }
-            let mut w = self.watches.remove(&id).expect("an open watch");
-            self.absorb(&mut w, &resp);
-            let closed = w.closed;
-            self.watches.insert(id, w);
-            if closed {
-                return Ok(Answer::NotOpen);
+            if started.elapsed() >= limit {
+                if expect_none {
+                    return Ok(Answer::NoProgress);
+                }
+                return Err(SideError(format!(
+                    "etcd sent no progress notification on w{id} within {limit:?}"
+                )));
             }
         }
     }

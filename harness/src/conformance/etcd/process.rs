@@ -11,6 +11,35 @@ use crate::conformance::SideError;
 
 /// Where to get etcd when it is missing.
 pub const INSTALL_HINT: &str = "run scripts/install-etcd (Debian's etcd-server 3.4.23)";
+/// Where to get etcd 3.6 when it is missing.
+pub const INSTALL_HINT_36: &str = "run scripts/install-etcd-3.6 (etcd 3.6 built from Go modules)";
+
+/// Which etcd a run starts: Debian's 3.4.23 (from PATH), or the 3.6 that scripts/install-etcd-3.6 builds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EtcdVersion {
+    #[default]
+    V34,
+    V36,
+}
+
+impl EtcdVersion {
+    fn binary(self) -> Result<PathBuf, SideError> {
+        match self {
+            EtcdVersion::V34 => {
+                binary().ok_or_else(|| SideError(format!("etcd is not installed: {INSTALL_HINT}")))
+            }
+            EtcdVersion::V36 => crate::conformance::built::find("etcd-3.6/etcd")
+                .ok_or_else(|| SideError(format!("etcd 3.6 is not built: {INSTALL_HINT_36}"))),
+        }
+    }
+
+    fn hint(self) -> &'static str {
+        match self {
+            EtcdVersion::V34 => INSTALL_HINT,
+            EtcdVersion::V36 => INSTALL_HINT_36,
+        }
+    }
+}
 
 const EXITED: &str = "etcd exited at start";
 
@@ -36,25 +65,43 @@ fn binary() -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
+/// A command for `program` that dies with this process even when it is killed outright (SIGKILL runs
+/// no destructor): through util-linux's `setpriv --pdeathsig KILL` when it is there (Debian's etcd
+/// does not set PR_SET_PDEATHSIG itself; the Go programs of this project do).
+fn parent_bound(program: &std::path::Path) -> Command {
+    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].into_iter().map(PathBuf::from).find(|p| p.is_file());
+    match setpriv {
+        Some(setpriv) => {
+            let mut command = Command::new(setpriv);
+            command.arg("--pdeathsig=KILL").arg("--").arg(program);
+            command
+        }
+        None => Command::new(program),
+    }
+}
+
 impl EtcdProcess {
     /// Start etcd and wait until its client port accepts connections (at most `within`). The ports are
     /// picked free just before; another process may take one first, so an etcd that exits at start is
     /// tried again on new ports, three times in all.
     pub fn start(within: Duration) -> Result<Self, SideError> {
+        Self::start_version(EtcdVersion::V34, within)
+    }
+
+    /// [`Self::start`] for the etcd `version` names.
+    pub fn start_version(version: EtcdVersion, within: Duration) -> Result<Self, SideError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match Self::start_once(within) {
+            match Self::start_once(version, within) {
                 Err(SideError(e)) if attempt < 3 && e.starts_with(EXITED) => continue,
                 result => return result,
             }
         }
     }
 
-    fn start_once(within: Duration) -> Result<Self, SideError> {
-        let Some(etcd) = binary() else {
-            return Err(SideError(format!("etcd is not installed: {INSTALL_HINT}")));
-        };
+    fn start_once(version: EtcdVersion, within: Duration) -> Result<Self, SideError> {
+        let etcd = version.binary()?;
         let (client, peer) = (free_port()?, free_port()?);
         let dir = std::env::temp_dir().join(format!("listwatch-etcd-{}-{client}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
@@ -62,7 +109,7 @@ impl EtcdProcess {
             .map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
         let (client_url, peer_url) =
             (format!("http://127.0.0.1:{client}"), format!("http://127.0.0.1:{peer}"));
-        let spawned = Command::new(&etcd)
+        let spawned = parent_bound(&etcd)
             .arg("--name=listwatch")
             .arg(format!("--data-dir={}", dir.join("data").display()))
             .arg(format!("--listen-client-urls={client_url}"))
@@ -80,7 +127,7 @@ impl EtcdProcess {
             Ok(child) => child,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);
-                return Err(SideError(format!("{}: cannot start: {e} ({INSTALL_HINT})", etcd.display())));
+                return Err(SideError(format!("{}: cannot start: {e} ({})", etcd.display(), version.hint())));
             }
         };
         let mut process = EtcdProcess { child, dir, endpoint: client_url };

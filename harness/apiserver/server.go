@@ -1,0 +1,449 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/kubernetes"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/apis/example"
+	examplev1 "k8s.io/apiserver/pkg/apis/example/v1"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/cacher"
+	"k8s.io/apiserver/pkg/storage/etcd3"
+	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
+	"k8s.io/utils/clock"
+)
+
+var (
+	scheme = runtime.NewScheme()
+	codecs = serializer.NewCodecFactory(scheme)
+)
+
+func init() {
+	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
+	utilruntime.Must(example.AddToScheme(scheme))
+	utilruntime.Must(examplev1.AddToScheme(scheme))
+}
+
+const resourcePrefix = "/pods/"
+
+// compactRevisionSetter is what the etcd3 compactor offers to learn of a compaction at once.
+type compactRevisionSetter interface {
+	UpdateCompactRevision(int64)
+	Stop()
+}
+
+type server struct {
+	client    *kubernetes.Client
+	version   string
+	run       int
+	prefix    string
+	compactor compactRevisionSetter
+	store     storage.Interface
+	cacher    *cacher.Cacher
+	delegator *cacher.CacheDelegator
+	// The revision of the last write under the watched prefix, which a barrier waits for.
+	lastWatched int64
+	incarnation int
+
+	mu      sync.Mutex
+	watches map[int]watch.Interface
+}
+
+func newServer(endpoint string) (*server, error) {
+	client, err := kubernetes.New(clientv3.Config{
+		Endpoints:   []string{endpoint},
+		DialTimeout: 10 * time.Second,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd client for %s: %w", endpoint, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	status, err := client.Status(ctx, endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("etcd at %s does not answer: %w", endpoint, err)
+	}
+	return &server{client: client, version: status.Version, watches: map[int]watch.Interface{}}, nil
+}
+
+func (s *server) stop() {
+	s.stopWatches()
+	if s.cacher != nil {
+		s.delegator.Stop()
+		s.store = nil
+		s.cacher = nil
+	}
+	if s.compactor != nil {
+		s.compactor.Stop()
+		s.compactor = nil
+	}
+	_ = s.client.Close()
+}
+
+func (s *server) stopWatches() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, w := range s.watches {
+		w.Stop()
+		delete(s.watches, id)
+	}
+}
+
+// start builds a fresh etcd3 store and cacher under a new prefix and waits until the cache is ready.
+func (s *server) start(ctx context.Context) answer {
+	s.stopWatches()
+	if s.cacher != nil {
+		s.delegator.Stop()
+	}
+	if s.compactor != nil {
+		s.compactor.Stop()
+	}
+	s.run++
+	s.prefix = fmt.Sprintf("/listwatch/%d/%d", os.Getpid(), s.run)
+	s.lastWatched = 0
+	versioner := storage.APIObjectVersioner{}
+	codec := codecs.LegacyCodec(examplev1.SchemeGroupVersion)
+	newFunc := func() runtime.Object { return &example.Pod{} }
+	newListFunc := func() runtime.Object { return &example.PodList{} }
+	gr := schema.GroupResource{Resource: "pods"}
+	compactor := etcd3.NewCompactor(s.client.Client, 0, clock.RealClock{}, nil)
+	s.compactor = compactor
+	store, err := etcd3.New(s.client, compactor, codec, newFunc, newListFunc, s.prefix, resourcePrefix, gr,
+		identity.NewEncryptCheckTransformer(), etcd3.NewDefaultLeaseManagerConfig(),
+		etcd3.NewDefaultDecoder(codec, versioner), versioner)
+	if err != nil {
+		return failure(err)
+	}
+	cfg := cacher.Config{
+		Storage:             store,
+		Versioner:           versioner,
+		GroupResource:       gr,
+		EventsHistoryWindow: cacher.DefaultEventFreshDuration,
+		ResourcePrefix:      resourcePrefix,
+		KeyFunc:             func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(resourcePrefix, obj) },
+		GetAttrsFunc:        storage.DefaultNamespaceScopedAttr,
+		NewFunc:             newFunc,
+		NewListFunc:         newListFunc,
+		Codec:               codec,
+		Clock:               clock.RealClock{},
+	}
+	c, err := cacher.NewCacherFromConfig(cfg)
+	if err != nil {
+		return failure(err)
+	}
+	s.store, s.cacher, s.delegator = store, c, cacher.NewCacheDelegator(c, store)
+	if err := c.Wait(ctx); err != nil {
+		return failure(fmt.Errorf("the cache did not become ready: %w", err))
+	}
+	rev, err := s.currentRev(ctx)
+	if err != nil {
+		return failure(err)
+	}
+	// The base: the cache listed at the revision etcd had, nothing under the new prefix yet.
+	cacheRev, err := s.cacheRev(ctx)
+	if err != nil {
+		return failure(err)
+	}
+	return answer{Rev: rev, CacheRev: cacheRev, Version: s.version}
+}
+
+func (s *server) currentRev(ctx context.Context) (int64, error) {
+	resp, err := s.client.Client.Get(ctx, s.prefix+"/none")
+	if err != nil {
+		return 0, fmt.Errorf("etcd get: %w", err)
+	}
+	return resp.Header.Revision, nil
+}
+
+func (s *server) etcdKey(key int) string {
+	return fmt.Sprintf("%s%sdefault/%s", s.prefix, resourcePrefix, name(key))
+}
+
+func name(key int) string { return fmt.Sprintf("k%02d", key) }
+
+func keyOf(n string) int {
+	k, err := strconv.Atoi(n[1:])
+	if err != nil {
+		return -1
+	}
+	return k
+}
+
+func storageKey(key int) string { return resourcePrefix + "default/" + name(key) }
+
+// pod reads what is compared of an object; a watch may carry the cacher's caching wrapper of it.
+func pod(obj runtime.Object) object {
+	p, err := meta.Accessor(obj)
+	if err != nil {
+		return object{Key: -1}
+	}
+	rv, _ := strconv.ParseInt(p.GetResourceVersion(), 10, 64)
+	v, _ := strconv.Atoi(p.GetLabels()["version"])
+	return object{Key: keyOf(p.GetName()), UID: string(p.GetUID()), RV: rv, Version: v}
+}
+
+// failure is an answer holding an API error: its HTTP code and reason, as the API server would send.
+func failure(err error) answer {
+	var status apierrors.APIStatus
+	switch {
+	case errors.As(err, &status):
+		st := status.Status()
+		return answer{Error: &apiErr{Code: st.Code, Reason: string(st.Reason), Message: st.Message}}
+	case storage.IsTooLargeResourceVersion(err):
+		return answer{Error: &apiErr{Code: 504, Reason: "Timeout", Message: err.Error()}}
+	default:
+		return answer{Error: &apiErr{Code: 500, Reason: "InternalError", Message: err.Error()}}
+	}
+}
+
+func (s *server) handle(ctx context.Context, req *request) answer {
+	if req.Op != "start" && s.cacher == nil {
+		return failure(fmt.Errorf("%s before start", req.Op))
+	}
+	switch req.Op {
+	case "start":
+		return s.start(ctx)
+	case "put":
+		return s.put(ctx, req.Key)
+	case "other":
+		resp, err := s.client.Client.Put(ctx, fmt.Sprintf("%s/other/%d", s.prefix, req.Key), "other")
+		if err != nil {
+			return failure(err)
+		}
+		return answer{Rev: resp.Header.Revision}
+	case "delete":
+		return s.delete(ctx, req.Key)
+	case "delete_all":
+		return s.deleteAll(ctx, req.Keys)
+	case "compact":
+		return s.compact(ctx, req.Rev)
+	case "list":
+		return s.list(ctx, req)
+	case "watch":
+		return s.watch(ctx, req)
+	case "stop":
+		s.mu.Lock()
+		w, ok := s.watches[req.Watch]
+		delete(s.watches, req.Watch)
+		s.mu.Unlock()
+		if ok {
+			w.Stop()
+		}
+		return answer{Closed: ok}
+	case "sync":
+		return s.sync(ctx)
+	default:
+		return failure(fmt.Errorf("unknown op %q", req.Op))
+	}
+}
+
+// put creates the object or updates it (one etcd transaction, E1), with a label counting its versions.
+func (s *server) put(ctx context.Context, key int) answer {
+	out := &example.Pod{}
+	err := s.delegator.GuaranteedUpdate(ctx, storageKey(key), out, true, nil,
+		func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			p := input.(*example.Pod).DeepCopy()
+			if p.ResourceVersion == "" {
+				s.incarnation++
+				p = &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: name(key), Namespace: "default",
+					UID: types.UID("u" + strconv.Itoa(s.incarnation)), Labels: map[string]string{"version": "1"}}}
+				return p, nil, nil
+			}
+			v, _ := strconv.Atoi(p.Labels["version"])
+			p.Labels["version"] = strconv.Itoa(v + 1)
+			return p, nil, nil
+		}, nil)
+	if err != nil {
+		return failure(err)
+	}
+	o := pod(out)
+	s.lastWatched = o.RV
+	return answer{Rev: o.RV, Object: &o}
+}
+
+func (s *server) delete(ctx context.Context, key int) answer {
+	out := &example.Pod{}
+	err := s.delegator.Delete(ctx, storageKey(key), out, nil, storage.ValidateAllObjectFunc, nil, storage.DeleteOptions{})
+	if storage.IsNotFound(err) {
+		rev, err := s.currentRev(ctx)
+		if err != nil {
+			return failure(err)
+		}
+		return answer{Rev: rev}
+	}
+	if err != nil {
+		return failure(err)
+	}
+	rev, err := s.currentRev(ctx)
+	if err != nil {
+		return failure(err)
+	}
+	s.lastWatched = rev
+	return answer{Rev: rev, Keys: []int{key}}
+}
+
+// deleteAll deletes several keys in one etcd transaction, at one revision, as a lease revoke does (E8).
+func (s *server) deleteAll(ctx context.Context, keys []int) answer {
+	ops := make([]clientv3.Op, 0, len(keys))
+	for _, k := range keys {
+		ops = append(ops, clientv3.OpDelete(s.etcdKey(k)))
+	}
+	resp, err := s.client.Client.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return failure(err)
+	}
+	deleted := []int{}
+	for i, r := range resp.Responses {
+		if r.GetResponseDeleteRange().GetDeleted() > 0 {
+			deleted = append(deleted, keys[i])
+		}
+	}
+	if len(deleted) > 0 {
+		s.lastWatched = resp.Header.Revision
+	}
+	return answer{Rev: resp.Header.Revision, Keys: deleted}
+}
+
+// compact compacts etcd through its client and tells the store's compactor at once (the API server's
+// own compactor learns it from the compact key a second later).
+func (s *server) compact(ctx context.Context, rev int64) answer {
+	_, err := s.client.Client.Compact(ctx, rev, clientv3.WithCompactPhysical())
+	switch {
+	case errors.Is(err, rpctypes.ErrCompacted):
+		return answer{Refused: "compacted"}
+	case errors.Is(err, rpctypes.ErrFutureRev):
+		return answer{Refused: "future-revision"}
+	case err != nil:
+		return failure(err)
+	}
+	s.compactor.UpdateCompactRevision(rev)
+	return answer{Rev: rev}
+}
+
+func predicate(limit int64, cont string, bookmarks bool) storage.SelectionPredicate {
+	return storage.SelectionPredicate{Label: labels.Everything(), Field: fields.Everything(),
+		GetAttrs: storage.DefaultNamespaceScopedAttr, Limit: limit, Continue: cont, AllowWatchBookmarks: bookmarks}
+}
+
+func (s *server) list(ctx context.Context, req *request) answer {
+	list := &example.PodList{}
+	opts := storage.ListOptions{ResourceVersion: req.RV, ResourceVersionMatch: metav1.ResourceVersionMatch(req.Match),
+		Predicate: predicate(req.Limit, req.Cont, false), Recursive: true}
+	if err := s.delegator.GetList(ctx, resourcePrefix, opts, list); err != nil {
+		return failure(err)
+	}
+	rv, _ := strconv.ParseInt(list.ResourceVersion, 10, 64)
+	items := make([]object, 0, len(list.Items))
+	for i := range list.Items {
+		items = append(items, pod(&list.Items[i]))
+	}
+	return answer{Rev: rv, Items: items, Cont: list.Continue}
+}
+
+func (s *server) watch(ctx context.Context, req *request) answer {
+	s.mu.Lock()
+	if old, ok := s.watches[req.Watch]; ok {
+		old.Stop()
+		delete(s.watches, req.Watch)
+	}
+	s.mu.Unlock()
+	opts := storage.ListOptions{ResourceVersion: req.RV, ResourceVersionMatch: metav1.ResourceVersionMatch(req.Match),
+		Predicate: predicate(0, "", req.Marks), Recursive: true}
+	if req.Initial {
+		t := true
+		opts.SendInitialEvents = &t
+	}
+	// The watch outlives this request: its own context, ended by stop.
+	w, err := s.delegator.Watch(context.Background(), resourcePrefix, opts)
+	if err != nil {
+		return failure(err)
+	}
+	s.mu.Lock()
+	s.watches[req.Watch] = w
+	s.mu.Unlock()
+	id := req.Watch
+	// Its messages may overtake the answer on stdout: the Rust side files them by watch id.
+	go func() {
+		for ev := range w.ResultChan() {
+			send(message(id, ev))
+		}
+		send(answer{Watch: &id, Closed: true})
+	}()
+	return answer{}
+}
+
+func message(id int, ev watch.Event) answer {
+	a := answer{Watch: &id, Event: string(ev.Type)}
+	switch ev.Type {
+	case watch.Bookmark:
+		if p, err := meta.Accessor(ev.Object); err == nil {
+			a.Rev, _ = strconv.ParseInt(p.GetResourceVersion(), 10, 64)
+			a.Initial = p.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+		}
+	case watch.Error:
+		if st, ok := ev.Object.(*metav1.Status); ok {
+			a.Error = &apiErr{Code: st.Code, Reason: string(st.Reason), Message: st.Message}
+		} else {
+			a.Error = &apiErr{Code: 500, Reason: "InternalError", Message: fmt.Sprintf("%T", ev.Object)}
+		}
+	default:
+		o := pod(ev.Object)
+		a.Object = &o
+	}
+	return a
+}
+
+// cacheRev is the revision the cache serves a list at "0" from.
+func (s *server) cacheRev(ctx context.Context) (int64, error) {
+	list := &example.PodList{}
+	opts := storage.ListOptions{ResourceVersion: "0", Predicate: predicate(0, "", false), Recursive: true}
+	if err := s.delegator.GetList(ctx, resourcePrefix, opts, list); err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(list.ResourceVersion, 10, 64)
+}
+
+// sync is the barrier after a step: a consistent LIST (which, served from the cache, first waits until
+// the cache has etcd's current revision), then until the cache holds the last write of the watched
+// prefix. It answers the revision the cache is at.
+func (s *server) sync(ctx context.Context) answer {
+	list := &example.PodList{}
+	opts := storage.ListOptions{ResourceVersion: "", Predicate: predicate(0, "", false), Recursive: true}
+	if err := s.delegator.GetList(ctx, resourcePrefix, opts, list); err != nil {
+		return failure(err)
+	}
+	for {
+		rev, err := s.cacheRev(ctx)
+		if err != nil {
+			return failure(err)
+		}
+		if rev >= s.lastWatched {
+			return answer{CacheRev: rev}
+		}
+		select {
+		case <-ctx.Done():
+			return failure(fmt.Errorf("the cache did not reach revision %d (at %d)", s.lastWatched, rev))
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,148 @@
+//! Differential conformance of the API server model (`model/src/server.rs` over `model/src/store.rs`,
+//! SEMANTICS A1–A14 over E1–E8) against the real Kubernetes watch cache: k8s.io/apiserver's etcd3 store
+//! under its cacher (`harness/apiserver/`, built by `scripts/build-apiserver`) over a real etcd.
+//!
+//! The pure half builds by default: the operations, the model's transcript, the generator and the
+//! comparison. The real server (its process and the client that drives it) is behind the `apiserver`
+//! cargo feature.
+
+pub mod generate;
+pub mod model_side;
+pub mod sequence;
+pub mod transcript;
+
+#[cfg(feature = "apiserver")]
+pub mod server;
+
+use listwatch_model::store::TombstonePolicy;
+
+pub use generate::Draws;
+pub use model_side::{model_transcript, ModelSetup};
+pub use sequence::{ApiOp, ApiSequence, Rv};
+pub use transcript::{first_difference, ApiAnswer, ApiMsg, ApiStep, ApiTranscript, Obj, Token};
+
+use super::compare::Suite;
+use super::{Difference, Plant, SideError};
+
+/// An API server that runs a sequence and reports what it answered.
+pub trait ServerUnderTest {
+    fn describe(&self) -> String;
+    /// Whether its etcd answers progress requests (E7; etcd >= 3.4.31, 3.5.13, 3.6), which decides
+    /// whether consistent reads are served from the cache (A2) and streaming lists with rv unset work
+    /// (A12).
+    fn progress_requests(&self) -> bool;
+    /// Run `seq` from a fresh cache; `expected` tells it how many watch messages to wait for.
+    fn run(&mut self, seq: &ApiSequence, expected: &ApiTranscript) -> Result<ApiTranscript, SideError>;
+}
+
+/// The API server suite: the model against a [`ServerUnderTest`].
+pub struct ApiSuite<'a>(pub &'a mut dyn ServerUnderTest);
+
+impl std::fmt::Debug for ApiSuite<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ApiSuite({})", self.0.describe())
+    }
+}
+
+impl ApiSuite<'_> {
+    /// Every kind of operation: what the real cacher does without progress requests is in the model
+    /// (A12).
+    pub fn draws(&self) -> Draws {
+        Draws { consistent_watch_list: true }
+    }
+
+    pub fn setup(&self, tombstones: TombstonePolicy, plant: Plant) -> ModelSetup {
+        ModelSetup { tombstones, plant, progress_requests: self.0.progress_requests() }
+    }
+}
+
+impl Suite for ApiSuite<'_> {
+    type Seq = ApiSequence;
+    type Real = ApiTranscript;
+    fn generate(&self, seed: u64, index: u64, max_ops: usize) -> ApiSequence {
+        generate::sequence(seed, index, max_ops, self.draws())
+    }
+    fn run(
+        &mut self,
+        seq: &ApiSequence,
+        tombstones: TombstonePolicy,
+        plant: Plant,
+    ) -> Result<(ApiTranscript, usize), SideError> {
+        let model = model_transcript(seq, self.setup(tombstones, plant));
+        Ok((self.0.run(seq, &model)?, model.messages()))
+    }
+    fn check(
+        &self,
+        seq: &ApiSequence,
+        real: &ApiTranscript,
+        tombstones: TombstonePolicy,
+        plant: Plant,
+    ) -> Option<Difference> {
+        first_difference(seq, &model_transcript(seq, self.setup(tombstones, plant)), real)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::conformance::Campaign;
+
+    /// The correct model as the server under test: the comparison and the shrinker checked without Go.
+    struct ModelApi(bool);
+
+    impl ServerUnderTest for ModelApi {
+        fn describe(&self) -> String {
+            "the model".into()
+        }
+        fn progress_requests(&self) -> bool {
+            self.0
+        }
+        fn run(&mut self, seq: &ApiSequence, _: &ApiTranscript) -> Result<ApiTranscript, SideError> {
+            let setup = ModelSetup {
+                tombstones: TombstonePolicy::DropAtCompaction,
+                plant: Plant::None,
+                progress_requests: self.0,
+            };
+            Ok(model_transcript(seq, setup))
+        }
+    }
+
+    const DROP: TombstonePolicy = TombstonePolicy::DropAtCompaction;
+
+    #[test]
+    fn the_model_agrees_with_itself() {
+        for progress in [false, true] {
+            let campaign = Campaign { seed: 2, sequences: 200, max_ops: 30, plant: Plant::None };
+            let summary = campaign
+                .run_suite(&mut ApiSuite(&mut ModelApi(progress)), DROP, &AtomicBool::new(false), |_| {})
+                .unwrap();
+            assert!(summary.difference.is_none(), "{:?}", summary.difference);
+            assert!(summary.messages > 200, "watches get events: {}", summary.messages);
+        }
+    }
+
+    #[test]
+    fn a_planted_consistent_list_bug_is_found_and_shrunk() {
+        let campaign =
+            Campaign { seed: 1, sequences: 100, max_ops: 30, plant: Plant::ConsistentListOneRevisionBehind };
+        let summary = campaign
+            .run_suite(&mut ApiSuite(&mut ModelApi(true)), DROP, &AtomicBool::new(false), |_| {})
+            .unwrap();
+        let (shortest, diff) = summary.difference.expect("the planted bug is found");
+        assert!(shortest.ops.len() <= 2, "{shortest:?}: {diff}");
+        assert!(
+            shortest.ops.iter().any(|o| matches!(o, ApiOp::List { rv: Rv::Consistent, .. })),
+            "{shortest:?}"
+        );
+    }
+
+    #[test]
+    fn a_sequence_file_round_trips_and_bad_ones_are_named() {
+        let seq = generate::sequence(5, 1, 30, Draws { consistent_watch_list: true });
+        assert_eq!(ApiSequence::parse(&seq.to_json()).unwrap(), seq);
+        let bad = seq.to_json().replace(ApiSequence::FORMAT, "other/1");
+        assert!(ApiSequence::parse(&bad).unwrap_err().contains("other/1"));
+    }
+}

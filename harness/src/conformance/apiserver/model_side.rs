@@ -1,0 +1,252 @@
+//! The model's answers to an API server sequence: `model/src/store.rs` under one `model/src/server.rs`
+//! API server, stepped operation by operation. After every step comes the barrier the real side takes
+//! too: the cache ingests everything etcd has for it, then (when the store answers progress requests,
+//! E7) a consistent LIST served from the cache moves it to etcd's current revision (A2, A12).
+
+use std::collections::BTreeMap;
+
+use listwatch_model::api::{ApiError, Continue, ListRv, Message, WatchEvent, WatchFrom};
+use listwatch_model::flaw::Flaws;
+use listwatch_model::server::{ApiServer, Outbox};
+use listwatch_model::store::{Prefix, Store, TombstonePolicy, WriteError};
+use listwatch_model::{ClientId, Key, Object, Rev, ServerId};
+
+use super::sequence::{ApiOp, ApiSequence, Rv};
+use super::transcript::{ApiAnswer, ApiMsg, ApiStep, ApiTranscript, Obj, Token};
+use crate::conformance::Plant;
+
+/// The client the LISTs come from; watch `i` is client `i`.
+const LISTER: ClientId = ClientId(200);
+/// Events the model's cache keeps: more than a sequence writes, as upstream's 100-event floor (A5).
+const WINDOW: u8 = 255;
+
+/// How the model is set up for one side under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelSetup {
+    pub tombstones: TombstonePolicy,
+    pub plant: Plant,
+    /// Whether etcd answers progress requests (etcd >= 3.4.31, 3.5.13, 3.6): then a consistent read is
+    /// served from the cache once it has caught up, and the barrier moves the cache to etcd's revision.
+    pub progress_requests: bool,
+}
+
+/// The model stepped by a sequence (also what the generator draws the next operation from).
+#[derive(Debug)]
+pub struct ModelServer {
+    pub store: Store,
+    pub server: ApiServer,
+    setup: ModelSetup,
+    token: Option<Continue>,
+}
+
+/// The model's transcript of `seq`.
+pub fn model_transcript(seq: &ApiSequence, setup: ModelSetup) -> ApiTranscript {
+    let mut model = ModelServer::new(setup);
+    let mut transcript = ApiTranscript::default();
+    for op in &seq.ops {
+        transcript.steps.push(model.step(op));
+    }
+    transcript
+}
+
+fn obj(o: &Object) -> Obj {
+    Obj { key: o.key.0, created: (o.uid.0).0, rv: o.rv.0, version: o.version }
+}
+
+fn code(e: ApiError) -> u16 {
+    e.code().parse().unwrap_or(0)
+}
+
+fn list_rv(rv: Rv) -> ListRv {
+    match rv {
+        Rv::Consistent => ListRv::Consistent,
+        Rv::Any => ListRv::Any,
+        Rv::NotOlderThan(x) => ListRv::NotOlderThan(Rev(x)),
+        Rv::Exact(x) => ListRv::Exact(Rev(x)),
+    }
+}
+
+impl ModelServer {
+    pub fn new(setup: ModelSetup) -> Self {
+        let mut store = Store::new(setup.tombstones, None);
+        let server = ApiServer::start(ServerId(0), &mut store, WINDOW, Flaws::NONE)
+            .with_progress_requests(setup.progress_requests);
+        ModelServer { store, server, setup, token: None }
+    }
+
+    /// Whether watch `id` is open (served, or waiting for the cache, A12).
+    pub fn is_open(&self, id: u8) -> bool {
+        let c = ClientId(id);
+        self.server.watches().contains_key(&c) || self.server.waiting_watch_lists().contains_key(&c)
+    }
+
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
+    }
+
+    /// One operation, then the barrier.
+    pub fn step(&mut self, op: &ApiOp) -> ApiStep {
+        let mut step = ApiStep::default();
+        let (answer, out) = self.apply(op);
+        self.file(out, &mut step);
+        self.barrier(&mut step);
+        step.answer = Some(answer);
+        step.cache_rv = Some(self.server.cache().rv().0);
+        step
+    }
+
+    fn barrier(&mut self, step: &mut ApiStep) {
+        while self.server.can_ingest(&self.store) {
+            let (_, out) = self.server.ingest(&mut self.store);
+            self.file(out, step);
+        }
+        if self.setup.progress_requests && self.server.can_progress(&self.store) {
+            let out = self.server.progress_notify(&self.store);
+            self.file(out, step);
+        }
+        // A12: a streaming list still waiting for the cache after the barrier waits for nothing more
+        // (the cache has caught up); its bounded wait runs out: ERROR 504, closed.
+        let waiting: Vec<ClientId> = self.server.waiting_watch_lists().keys().copied().collect();
+        for client in waiting {
+            let out = self.server.watch_list_wait_expired(client);
+            self.file(out, step);
+        }
+    }
+
+    /// Put each watch message in its watch's list.
+    fn file(&self, out: Outbox, step: &mut ApiStep) {
+        for (client, message) in out {
+            if client == LISTER {
+                continue;
+            }
+            let msg = match message {
+                Message::Event(WatchEvent::Added(o)) => ApiMsg::Added(obj(&o)),
+                Message::Event(WatchEvent::Modified(o)) => ApiMsg::Modified(obj(&o)),
+                Message::Event(WatchEvent::Deleted(o)) => ApiMsg::Deleted(obj(&o)),
+                Message::Event(WatchEvent::InitialEventsEnd(rv)) => ApiMsg::InitialEventsEnd { rv: rv.0 },
+                // The model's server sends plain bookmarks only when asked; the comparison never asks.
+                Message::Event(WatchEvent::Bookmark(_)) | Message::List(_) | Message::WatchRefused(_) => {
+                    continue
+                }
+                Message::Event(WatchEvent::Error(e)) => ApiMsg::Error { code: code(e) },
+                Message::End(_) => ApiMsg::Closed,
+            };
+            step.messages.entry(client.0).or_default().push(msg);
+        }
+    }
+
+    fn list_answer(&mut self, out: Outbox, consistent: bool) -> ApiAnswer {
+        let answer = out.into_iter().find_map(|(c, m)| match m {
+            Message::List(r) if c == LISTER => Some(r),
+            _ => None,
+        });
+        match answer {
+            Some(Ok(list)) => {
+                self.token = list.cont;
+                let planted = consistent && self.setup.plant == Plant::ConsistentListOneRevisionBehind;
+                let rv = if planted { list.rv.0.saturating_sub(1) } else { list.rv.0 };
+                ApiAnswer::List {
+                    rv,
+                    items: list.items.iter().map(obj).collect(),
+                    cont: list.cont.map(|c| Token { rv: c.rv.0, after: c.after.0 }),
+                }
+            }
+            Some(Err(e)) => {
+                self.token = None;
+                ApiAnswer::Failed { code: code(e) }
+            }
+            // A2: a NotOlderThan LIST the cache cannot serve waits; nothing happens meanwhile here, so
+            // its wait runs out: 504.
+            None => {
+                self.token = None;
+                let out = self.server.list_wait_expired(LISTER);
+                self.list_answer(out, false)
+            }
+        }
+    }
+
+    fn apply(&mut self, op: &ApiOp) -> (ApiAnswer, Outbox) {
+        let store = &mut self.store;
+        let answer = match *op {
+            ApiOp::Put { key, other } => {
+                let prefix = if other { Prefix::Other } else { Prefix::Watched };
+                ApiAnswer::Written { rev: store.put(prefix, Key(key)).mod_rev.0 }
+            }
+            ApiOp::Delete { key } => match store.delete(Prefix::Watched, Key(key)) {
+                Ok(rev) => ApiAnswer::Deleted { rev: rev.0, keys: vec![key] },
+                Err(_) => ApiAnswer::Deleted { rev: store.rev().0, keys: vec![] },
+            },
+            ApiOp::DeleteAll { ref keys } => {
+                let keys: Vec<Key> = keys.iter().map(|k| Key(*k)).collect();
+                match store.delete_all(Prefix::Watched, &keys) {
+                    Ok((rev, deleted)) => {
+                        ApiAnswer::Deleted { rev: rev.0, keys: deleted.iter().map(|k| k.0).collect() }
+                    }
+                    Err(_) => ApiAnswer::Deleted { rev: store.rev().0, keys: vec![] },
+                }
+            }
+            ApiOp::Compact { rev } => match store.compact(Rev(rev)) {
+                Ok(()) => ApiAnswer::Compacted { rev },
+                Err(WriteError::BadCompaction { compacted, .. }) if Rev(rev) <= compacted => {
+                    ApiAnswer::CompactRefused { why: "compacted".into() }
+                }
+                Err(_) => ApiAnswer::CompactRefused { why: "future-revision".into() },
+            },
+            ApiOp::List { rv, limit } => {
+                let out = match limit {
+                    Some(limit) => self.server.list_page(LISTER, list_rv(rv), limit, None, &self.store),
+                    None => self.server.list(LISTER, list_rv(rv), &self.store),
+                };
+                return (self.list_answer(out, rv == Rv::Consistent), Vec::new());
+            }
+            ApiOp::Continue { limit } => match self.token {
+                Some(token) => {
+                    let out =
+                        self.server.list_page(LISTER, ListRv::Consistent, limit, Some(token), &self.store);
+                    return (self.list_answer(out, false), Vec::new());
+                }
+                None => ApiAnswer::Nothing,
+            },
+            ApiOp::Watch { id, from, bookmarks } => {
+                self.server.forget(ClientId(id));
+                let from = from.map_or(WatchFrom::Now, |x| WatchFrom::Rv(Rev(x)));
+                let out = self.server.watch(ClientId(id), from, bookmarks);
+                return Self::opened(out);
+            }
+            ApiOp::WatchList { id, rv } => {
+                self.server.forget(ClientId(id));
+                let out = self.server.watch_list(ClientId(id), list_rv(rv), true, &self.store);
+                return Self::opened(out);
+            }
+            ApiOp::Stop { id } => {
+                let open = self.is_open(id);
+                self.server.forget(ClientId(id));
+                if open {
+                    ApiAnswer::Stopped
+                } else {
+                    ApiAnswer::Nothing
+                }
+            }
+        };
+        (answer, Vec::new())
+    }
+
+    /// A watch's answer: refused before it opened (an HTTP status), or opened with these messages.
+    fn opened(out: Outbox) -> (ApiAnswer, Outbox) {
+        match out.first() {
+            Some((_, Message::WatchRefused(e))) => (ApiAnswer::Failed { code: code(*e) }, Vec::new()),
+            _ => (ApiAnswer::WatchOpened, out),
+        }
+    }
+}
+
+/// What the model says, for a sequence, by watch: handy for tests.
+pub fn messages_of(t: &ApiTranscript) -> BTreeMap<u8, Vec<ApiMsg>> {
+    let mut all: BTreeMap<u8, Vec<ApiMsg>> = BTreeMap::new();
+    for step in &t.steps {
+        for (id, msgs) in &step.messages {
+            all.entry(*id).or_default().extend(msgs.iter().copied());
+        }
+    }
+    all
+}

@@ -1,0 +1,169 @@
+//! The operations of an API server conformance sequence, in the model's terms: keys are small numbers,
+//! resource versions count from the sequence's start (the real side adds the etcd revision it began at).
+
+use serde::{Deserialize, Serialize};
+
+use crate::conformance::compare::Ops;
+
+/// The resourceVersion (and resourceVersionMatch) of a LIST or a streaming list (A2, A12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "rv", content = "at")]
+pub enum Rv {
+    /// Unset: a consistent read.
+    Consistent,
+    /// "0": whatever the cache has.
+    Any,
+    /// `X`, NotOlderThan.
+    NotOlderThan(u32),
+    /// `X`, resourceVersionMatch=Exact.
+    Exact(u32),
+}
+
+/// One operation on the API server (writes go through its storage, E1–E3; compactions and multi-key
+/// deletes straight to etcd, as the API server's compactor and a lease revoke do).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "op")]
+pub enum ApiOp {
+    /// Create or update object `key`; `other` writes another resource type's key instead, which moves
+    /// the revision without an event for the watched resource.
+    Put {
+        key: u8,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        other: bool,
+    },
+    /// Delete object `key` (a missing one deletes nothing).
+    Delete { key: u8 },
+    /// Delete several objects in one etcd transaction, at one revision (E8).
+    DeleteAll { keys: Vec<u8> },
+    /// Compact etcd at `rev` (E4).
+    Compact { rev: u32 },
+    /// LIST with `rv`, and `limit` when set (A2, A13).
+    List {
+        rv: Rv,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u8>,
+    },
+    /// The next page of the last LIST that returned a continue token (A13).
+    Continue { limit: u8 },
+    /// WATCH `id` from `from` (A3, A4), "0" when absent.
+    Watch {
+        id: u8,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<u32>,
+        bookmarks: bool,
+    },
+    /// A streaming list on watch `id` (A12).
+    WatchList { id: u8, rv: Rv },
+    /// The client stops watch `id`.
+    Stop { id: u8 },
+}
+
+pub const MAX_KEY: u8 = 99;
+pub const MAX_WATCH: u8 = 7;
+
+/// A sequence, as a file writes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiSequence {
+    pub format: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u64>,
+    pub ops: Vec<ApiOp>,
+}
+
+impl Ops for ApiSequence {
+    fn len(&self) -> usize {
+        self.ops.len()
+    }
+    fn without(&self, range: std::ops::Range<usize>) -> Self {
+        let mut s = self.clone();
+        s.ops.drain(range);
+        s
+    }
+}
+
+impl ApiSequence {
+    pub const FORMAT: &'static str = "listwatch-apiserver-sequence/1";
+
+    pub fn new(seed: Option<u64>, index: Option<u64>, ops: Vec<ApiOp>) -> Self {
+        ApiSequence { format: Self::FORMAT.to_string(), seed, index, ops }
+    }
+
+    /// Read a sequence file; the error names what is wrong.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let seq: ApiSequence =
+            serde_json::from_str(text).map_err(|e| format!("not an API server sequence file: {e}"))?;
+        if seq.format != Self::FORMAT {
+            return Err(format!("format '{}' is not '{}'", seq.format, Self::FORMAT));
+        }
+        for (i, op) in seq.ops.iter().enumerate() {
+            let bad = match op {
+                ApiOp::Put { key, .. } | ApiOp::Delete { key } => *key > MAX_KEY,
+                ApiOp::DeleteAll { keys } => keys.is_empty() || keys.iter().any(|k| *k > MAX_KEY),
+                ApiOp::Watch { id, .. } | ApiOp::WatchList { id, .. } | ApiOp::Stop { id } => *id > MAX_WATCH,
+                ApiOp::Compact { rev } => *rev == 0,
+                ApiOp::List { limit, .. } => *limit == Some(0),
+                ApiOp::Continue { limit } => *limit == 0,
+            };
+            if bad {
+                return Err(format!(
+                    "operation {i}: {op:?} is out of range (keys 0..={MAX_KEY}, watches 0..={MAX_WATCH}, \
+                     compaction above 0, limits above 0, a multi-key delete names a key)"
+                ));
+            }
+        }
+        Ok(seq)
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a sequence serializes");
+        text.push('\n');
+        text
+    }
+}
+
+impl std::fmt::Display for Rv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Rv::Consistent => write!(f, "rv=\"\""),
+            Rv::Any => write!(f, "rv=\"0\""),
+            Rv::NotOlderThan(x) => write!(f, "rv={x}"),
+            Rv::Exact(x) => write!(f, "rv={x},match=Exact"),
+        }
+    }
+}
+
+impl std::fmt::Display for ApiOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApiOp::Put { key, other: false } => write!(f, "put k{key}"),
+            ApiOp::Put { key, other: true } => write!(f, "put other/k{key}"),
+            ApiOp::Delete { key } => write!(f, "delete k{key}"),
+            ApiOp::DeleteAll { keys } => {
+                let keys: Vec<String> = keys.iter().map(|k| format!("k{k}")).collect();
+                write!(f, "txn delete {} (one revision)", keys.join(" "))
+            }
+            ApiOp::Compact { rev } => write!(f, "compact {rev}"),
+            ApiOp::List { rv, limit: None } => write!(f, "LIST {rv}"),
+            ApiOp::List { rv, limit: Some(l) } => write!(f, "LIST {rv} limit={l}"),
+            ApiOp::Continue { limit } => write!(f, "LIST limit={limit} continue=<last token>"),
+            ApiOp::Watch { id, from: None, bookmarks } => {
+                write!(f, "WATCH w{id} rv=\"0\"{}", marks(*bookmarks))
+            }
+            ApiOp::Watch { id, from: Some(x), bookmarks } => {
+                write!(f, "WATCH w{id} rv={x}{}", marks(*bookmarks))
+            }
+            ApiOp::WatchList { id, rv } => write!(f, "WATCH w{id} sendInitialEvents {rv}"),
+            ApiOp::Stop { id } => write!(f, "stop w{id}"),
+        }
+    }
+}
+
+fn marks(on: bool) -> &'static str {
+    if on {
+        " allowWatchBookmarks"
+    } else {
+        ""
+    }
+}

@@ -1,0 +1,615 @@
+//! The real watch cache as the server under test: `harness/apiserver`'s Go program started on a real etcd,
+//! spoken to over JSON lines on its stdin and stdout. Every call has a real-time limit; a server that
+//! dies or stops answering is an error naming the step, never a hang. The child dies with us (it exits
+//! on stdin EOF and has PR_SET_PDEATHSIG), and dropping this kills it and removes its log directory.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+use super::sequence::{ApiOp, ApiSequence, Rv};
+use super::transcript::{ApiAnswer, ApiMsg, ApiStep, ApiTranscript, Obj, Token};
+use super::ServerUnderTest;
+use crate::conformance::built;
+use crate::conformance::SideError;
+
+/// The script that builds the server.
+pub const BUILD_HINT: &str = "run scripts/build-apiserver";
+/// How long one call may take: a NotOlderThan LIST waits up to 3 s (A2), the server's own limit is 10 s.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long to wait for a watch message the model expects once the cache has caught up: more than a
+/// streaming list's bounded wait for the cache (3 s, A12) before its ERROR.
+pub const MESSAGE_WAIT: Duration = Duration::from_secs(5);
+
+/// The feature gates the server runs with: the API server's defaults, but for `ListFromCacheSnapshot`
+/// (beta, on since 1.34). With it the cacher serves Exact LISTs and continue pages from snapshots of its
+/// own history, at revisions etcd has compacted, until its compactor polls etcd (every 15 s): when a
+/// 410 becomes a 200 is up to a timer. The model has no snapshots (README, known differences).
+pub const GATES: &str = "ListFromCacheSnapshot=false";
+
+/// One line of the server's stdout.
+#[derive(Debug, Default, Deserialize)]
+struct Line {
+    #[serde(default)]
+    id: u64,
+    watch: Option<u64>,
+    error: Option<GoError>,
+    #[serde(default)]
+    rev: i64,
+    #[serde(default)]
+    keys: Vec<u8>,
+    #[serde(default)]
+    items: Vec<GoObj>,
+    #[serde(default, rename = "continue")]
+    cont: String,
+    #[serde(default)]
+    refused: String,
+    #[serde(default)]
+    event: String,
+    object: Option<GoObj>,
+    #[serde(default)]
+    initial_events_end: bool,
+    #[serde(default)]
+    closed: bool,
+    #[serde(default)]
+    version: String,
+    #[serde(default)]
+    cache_rev: i64,
+}
+
+#[derive(Debug, Deserialize)]
+struct GoError {
+    code: u16,
+    #[serde(default)]
+    message: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+struct GoObj {
+    key: i64,
+    uid: String,
+    rv: i64,
+    version: u32,
+}
+
+/// The k8s.io/apiserver release to run: `wanted`, or the newest built.
+pub fn binary(wanted: Option<&str>) -> Result<(String, PathBuf), SideError> {
+    let releases = built::apiserver_releases();
+    let found = match wanted {
+        Some(v) => releases.into_iter().find(|(name, _)| name == v),
+        None => releases.into_iter().last(),
+    };
+    found.ok_or_else(|| {
+        let which = wanted.map_or(String::new(), |v| format!(" {v}"));
+        SideError(format!("the API server{which} is not built: {BUILD_HINT}{which}"))
+    })
+}
+
+/// A running server under test.
+pub struct ApiServerProcess {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Result<Line, String>>,
+    dir: PathBuf,
+    release: String,
+    etcd_version: String,
+    next_id: u64,
+    /// Watch messages that came before anyone asked, by the server's watch number.
+    queued: BTreeMap<u64, Vec<Line>>,
+}
+
+impl std::fmt::Debug for ApiServerProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ApiServerProcess({})", self.describe())
+    }
+}
+
+impl ApiServerProcess {
+    /// Start `binary` (k8s.io/apiserver `release`) on the etcd at `endpoint`.
+    pub fn start(binary: &Path, release: &str, endpoint: &str) -> Result<Self, SideError> {
+        let dir = std::env::temp_dir().join(format!(
+            "listwatch-apiserver-{}-{}",
+            std::process::id(),
+            endpoint.rsplit(':').next().unwrap_or("")
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
+        let log = std::fs::File::create(dir.join("apiserver.log"))
+            .map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
+        let spawned = Command::new(binary)
+            .arg(format!("--endpoint={endpoint}"))
+            .arg(format!("--feature-gates={GATES}"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn();
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(SideError(format!("{}: cannot start: {e} ({BUILD_HINT})", binary.display())));
+            }
+        };
+        let stdout = child.stdout.take().expect("piped");
+        let stdin = child.stdin.take();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let parsed = match line {
+                    Ok(text) => {
+                        serde_json::from_str::<Line>(&text).map_err(|e| format!("bad line {text:?}: {e}"))
+                    }
+                    Err(e) => Err(e.to_string()),
+                };
+                if tx.send(parsed).is_err() {
+                    return;
+                }
+            }
+        });
+        let process = ApiServerProcess {
+            child,
+            stdin,
+            lines,
+            dir,
+            release: release.to_string(),
+            etcd_version: String::new(),
+            next_id: 0,
+            queued: BTreeMap::new(),
+        };
+        Ok(process)
+    }
+
+    pub fn release(&self) -> &str {
+        &self.release
+    }
+
+    /// Kill the server now (what a crash looks like to the run).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// The last line the server logged, for an error message.
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(self.dir.join("apiserver.log")).unwrap_or_default();
+        let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no log");
+        last.chars().take(300).collect()
+    }
+
+    fn died(&mut self, what: &str) -> SideError {
+        let status = match self.child.try_wait() {
+            Ok(Some(status)) => format!("exited ({status})"),
+            _ => "stopped answering".to_string(),
+        };
+        SideError(format!("the API server {status} at {what}: {}", self.log_tail()))
+    }
+
+    /// Send one request and wait for its answer; watch messages that come meanwhile are queued.
+    fn call(&mut self, what: &str, mut request: serde_json::Value) -> Result<Line, SideError> {
+        self.next_id += 1;
+        let id = self.next_id;
+        request["id"] = serde_json::json!(id);
+        let mut text = request.to_string();
+        text.push('\n');
+        let written = self.stdin.as_mut().map(|s| s.write_all(text.as_bytes()).and_then(|()| s.flush()));
+        if !matches!(written, Some(Ok(()))) {
+            return Err(self.died(what));
+        }
+        let deadline = Instant::now() + CALL_TIMEOUT;
+        loop {
+            let line = self.next_line(deadline, what)?.ok_or_else(|| {
+                SideError(format!("the API server did not answer {what} within {CALL_TIMEOUT:?}"))
+            })?;
+            if line.id == id {
+                return Ok(line);
+            }
+        }
+    }
+
+    /// The next line before `deadline` (`None` when none came), watch messages queued on the way.
+    fn next_line(&mut self, deadline: Instant, what: &str) -> Result<Option<Line>, SideError> {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(wait) {
+            Ok(Ok(line)) => {
+                if let Some(w) = line.watch {
+                    self.queued.entry(w).or_default().push(line);
+                    return Ok(Some(Line::default()));
+                }
+                Ok(Some(line))
+            }
+            Ok(Err(e)) => Err(SideError(format!("the API server at {what}: {e}"))),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(self.died(what)),
+        }
+    }
+}
+
+impl Drop for ApiServerProcess {
+    fn drop(&mut self) {
+        // Closing stdin ends it cleanly; kill in case it does not.
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Whether etcd `version` answers progress requests (E7): 3.4.31+, 3.5.13+, 3.6 and later, as the
+/// API server's own check requires for consistent reads from the cache.
+pub fn answers_progress_requests(version: &str) -> bool {
+    let parts: Vec<u32> = version.split('.').filter_map(|p| p.parse().ok()).collect();
+    match parts.as_slice() {
+        [3, 4, patch, ..] => *patch >= 31,
+        [3, 5, patch, ..] => *patch >= 13,
+        [3, minor, ..] => *minor >= 6,
+        [major, ..] => *major > 3,
+        _ => false,
+    }
+}
+
+/// One open watch of a sequence's run.
+#[derive(Debug)]
+struct OpenWatch {
+    /// The server's number for it (never reused, so a stopped watch's last lines cannot be mistaken).
+    number: u64,
+    msgs: Vec<ApiMsg>,
+    closed: bool,
+    /// The highest RV of an event it got, for A8's check of bookmarks.
+    last_event: u32,
+}
+
+/// One sequence's run: the base revision and what the run has learnt.
+struct Run<'a> {
+    server: &'a mut ApiServerProcess,
+    base: i64,
+    /// An incarnation's creation revision, by the UID the server gave it.
+    created: BTreeMap<String, u32>,
+    watches: BTreeMap<u8, OpenWatch>,
+    token: Option<String>,
+    /// The highest revision any answer showed: a bookmark above it breaks A8.
+    highest: u32,
+    numbers: u64,
+}
+
+impl ServerUnderTest for ApiServerProcess {
+    fn describe(&self) -> String {
+        format!("k8s.io/apiserver {} watch cache over etcd {}", self.release, self.etcd_version)
+    }
+
+    fn progress_requests(&self) -> bool {
+        answers_progress_requests(&self.etcd_version)
+    }
+
+    fn run(&mut self, seq: &ApiSequence, expected: &ApiTranscript) -> Result<ApiTranscript, SideError> {
+        let started = self.call("start (a fresh cache)", serde_json::json!({"op": "start"}))?;
+        if let Some(e) = started.error {
+            return Err(SideError(format!("the API server could not start a cache: {}", e.message)));
+        }
+        self.etcd_version = started.version.clone();
+        self.queued.clear();
+        let numbers = self.next_id * 100;
+        let mut run = Run {
+            server: self,
+            base: started.rev,
+            created: BTreeMap::new(),
+            watches: BTreeMap::new(),
+            token: None,
+            highest: 0,
+            numbers,
+        };
+        let result = run.transcript(seq, expected);
+        let open: Vec<u8> = run.watches.keys().copied().collect();
+        for id in open {
+            let number = run.watches[&id].number;
+            run.server.call("stop at the end", serde_json::json!({"op": "stop", "watch": number}))?;
+        }
+        result
+    }
+}
+
+impl ApiServerProcess {
+    /// Start with the etcd version known (it comes with the first start).
+    pub fn connect(mut self) -> Result<Self, SideError> {
+        let started = self.call("start (the first cache)", serde_json::json!({"op": "start"}))?;
+        if let Some(e) = started.error {
+            return Err(SideError(format!("the API server could not start a cache: {}", e.message)));
+        }
+        self.etcd_version = started.version;
+        Ok(self)
+    }
+}
+
+fn rv_request(rv: Rv, base: i64) -> (String, &'static str) {
+    match rv {
+        Rv::Consistent => (String::new(), ""),
+        Rv::Any => ("0".into(), ""),
+        Rv::NotOlderThan(x) => ((base + i64::from(x)).to_string(), "NotOlderThan"),
+        Rv::Exact(x) => ((base + i64::from(x)).to_string(), "Exact"),
+    }
+}
+
+impl Run<'_> {
+    fn local(&self, rev: i64) -> u32 {
+        u32::try_from(rev - self.base).unwrap_or(0)
+    }
+
+    fn obj(&self, o: &GoObj) -> Obj {
+        let rv = self.local(o.rv);
+        Obj {
+            key: u8::try_from(o.key).unwrap_or(u8::MAX),
+            created: self.created.get(&o.uid).copied().unwrap_or(0),
+            rv,
+            version: o.version,
+        }
+    }
+
+    fn transcript(
+        &mut self,
+        seq: &ApiSequence,
+        expected: &ApiTranscript,
+    ) -> Result<ApiTranscript, SideError> {
+        let mut transcript = ApiTranscript::default();
+        for (i, op) in seq.ops.iter().enumerate() {
+            let at = format!("step {i} ({op})");
+            let answer = self.apply(op, &at)?;
+            let synced =
+                self.server.call(&format!("the barrier after {at}"), serde_json::json!({"op": "sync"}))?;
+            if let Some(e) = synced.error {
+                return Err(SideError(format!("the barrier after {at} failed: {}", e.message)));
+            }
+            let want = expected.steps.get(i).map(|s| &s.messages);
+            let messages = self.collect(want, &at)?;
+            let cache_rv = Some(self.local(synced.cache_rev));
+            transcript.steps.push(ApiStep { answer: Some(answer), messages, cache_rv });
+        }
+        transcript.end = self.collect(None, "the end")?;
+        Ok(transcript)
+    }
+
+    fn failed(&self, e: &GoError) -> ApiAnswer {
+        ApiAnswer::Failed { code: e.code }
+    }
+
+    fn apply(&mut self, op: &ApiOp, at: &str) -> Result<ApiAnswer, SideError> {
+        let base = self.base;
+        let json = match op {
+            ApiOp::Put { key, other: false } => serde_json::json!({"op": "put", "key": key}),
+            ApiOp::Put { key, other: true } => serde_json::json!({"op": "other", "key": key}),
+            ApiOp::Delete { key } => serde_json::json!({"op": "delete", "key": key}),
+            ApiOp::DeleteAll { keys } => serde_json::json!({"op": "delete_all", "keys": keys}),
+            ApiOp::Compact { rev } => serde_json::json!({"op": "compact", "rev": base + i64::from(*rev)}),
+            ApiOp::List { rv, limit } => {
+                let (rv, m) = rv_request(*rv, base);
+                serde_json::json!({"op": "list", "rv": rv, "match": m, "limit": limit.unwrap_or(0)})
+            }
+            ApiOp::Continue { limit } => match &self.token {
+                Some(token) => serde_json::json!({"op": "list", "limit": limit, "continue": token}),
+                None => return Ok(ApiAnswer::Nothing),
+            },
+            ApiOp::Watch { id, from, bookmarks } => {
+                let rv = from.map_or("0".to_string(), |x| (base + i64::from(x)).to_string());
+                self.stop(*id, at)?;
+                serde_json::json!({"op": "watch", "watch": self.number(*id), "rv": rv, "bookmarks": bookmarks})
+            }
+            ApiOp::WatchList { id, rv } => {
+                let (rv, _) = rv_request(*rv, base);
+                self.stop(*id, at)?;
+                serde_json::json!({"op": "watch", "watch": self.number(*id), "rv": rv, "match": "NotOlderThan",
+                    "bookmarks": true, "send_initial_events": true})
+            }
+            ApiOp::Stop { id } => {
+                let open = self.watches.get(id).is_some_and(|w| !w.closed);
+                self.stop(*id, at)?;
+                return Ok(if open { ApiAnswer::Stopped } else { ApiAnswer::Nothing });
+            }
+        };
+        let line = self.server.call(at, json)?;
+        self.highest = self.highest.max(self.local(line.rev));
+        Ok(match op {
+            ApiOp::Put { other, .. } => {
+                if let Some(e) = &line.error {
+                    return Err(SideError(format!("the API server failed a write at {at}: {}", e.message)));
+                }
+                if let Some(o) = line.object.as_ref().filter(|o| o.version == 1 && !other) {
+                    let rv = self.local(o.rv);
+                    self.created.insert(o.uid.clone(), rv);
+                }
+                ApiAnswer::Written { rev: self.local(line.rev) }
+            }
+            ApiOp::Delete { .. } | ApiOp::DeleteAll { .. } => match &line.error {
+                Some(e) => {
+                    return Err(SideError(format!("the API server failed a delete at {at}: {}", e.message)))
+                }
+                None => ApiAnswer::Deleted { rev: self.local(line.rev), keys: line.keys.clone() },
+            },
+            ApiOp::Compact { rev } => match (&line.error, line.refused.as_str()) {
+                (Some(e), _) => {
+                    return Err(SideError(format!("etcd failed the compaction at {at}: {}", e.message)))
+                }
+                (None, "") => ApiAnswer::Compacted { rev: *rev },
+                (None, why) => ApiAnswer::CompactRefused { why: why.to_string() },
+            },
+            ApiOp::List { .. } | ApiOp::Continue { .. } => match &line.error {
+                Some(e) => {
+                    self.token = None;
+                    self.failed(e)
+                }
+                None => {
+                    self.token = (!line.cont.is_empty()).then(|| line.cont.clone());
+                    ApiAnswer::List {
+                        rv: self.local(line.rev),
+                        items: line.items.iter().map(|o| self.obj(o)).collect(),
+                        cont: self.token.as_deref().map(|t| self.decode(t)),
+                    }
+                }
+            },
+            ApiOp::Watch { id, .. } | ApiOp::WatchList { id, .. } => match &line.error {
+                Some(e) => {
+                    self.watches.remove(id);
+                    self.failed(e)
+                }
+                None => ApiAnswer::WatchOpened,
+            },
+            ApiOp::Stop { .. } => unreachable!("answered above"),
+        })
+    }
+
+    /// A fresh server watch number for watch `id`.
+    fn number(&mut self, id: u8) -> u64 {
+        self.numbers += 1;
+        let w = OpenWatch { number: self.numbers, msgs: Vec::new(), closed: false, last_event: 0 };
+        self.watches.insert(id, w);
+        self.numbers
+    }
+
+    /// Stop watch `id` if the run has one; what it got and did not report yet is dropped with it.
+    fn stop(&mut self, id: u8, at: &str) -> Result<(), SideError> {
+        if let Some(w) = self.watches.remove(&id) {
+            self.server.call(at, serde_json::json!({"op": "stop", "watch": w.number}))?;
+            self.server.queued.remove(&w.number);
+        }
+        Ok(())
+    }
+
+    /// A continue token as far as it compares (A13): the RV it pins and the key it starts after. The
+    /// token is base64 of `{"v":..., "rv": N, "start": "<namespace>/<name>\u0000"}`.
+    fn decode(&self, token: &str) -> Token {
+        let bytes = base64_decode(token);
+        let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        let rv = value["rv"].as_i64().map_or(u32::MAX, |r| self.local(r));
+        let after = value["start"]
+            .as_str()
+            .and_then(|s| s.trim_end_matches('\0').rsplit('/').next().map(str::to_string))
+            .and_then(|name| name.trim_start_matches('k').parse().ok())
+            .unwrap_or(u8::MAX);
+        Token { rv, after }
+    }
+
+    /// Turn what the server sent on watch `id` into messages; plain bookmarks that keep A8 are dropped.
+    fn absorb(&mut self, id: u8) {
+        let Some(w) = self.watches.get(&id) else { return };
+        let lines = self.server.queued.remove(&w.number).unwrap_or_default();
+        for line in lines {
+            let highest = self.highest;
+            let msg = match line.event.as_str() {
+                "ADDED" | "MODIFIED" | "DELETED" => {
+                    let o = line.object.as_ref().map(|o| self.obj(o)).unwrap_or(Obj {
+                        key: u8::MAX,
+                        created: 0,
+                        rv: 0,
+                        version: 0,
+                    });
+                    let w = self.watches.get_mut(&id).expect("present");
+                    w.last_event = w.last_event.max(o.rv);
+                    match line.event.as_str() {
+                        "ADDED" => ApiMsg::Added(o),
+                        "MODIFIED" => ApiMsg::Modified(o),
+                        _ => ApiMsg::Deleted(o),
+                    }
+                }
+                "BOOKMARK" if line.initial_events_end => {
+                    ApiMsg::InitialEventsEnd { rv: self.local(line.rev) }
+                }
+                "BOOKMARK" => {
+                    // A8: a bookmark's RV is never below an event already sent, nor above etcd's.
+                    let rv = self.local(line.rev);
+                    let after = self.watches[&id].last_event;
+                    if rv >= after && rv <= highest.max(after) {
+                        continue;
+                    }
+                    ApiMsg::BadBookmark { rv, after }
+                }
+                "ERROR" => ApiMsg::Error { code: line.error.as_ref().map_or(0, |e| e.code) },
+                _ if line.closed => ApiMsg::Closed,
+                _ => continue,
+            };
+            let w = self.watches.get_mut(&id).expect("present");
+            if msg == ApiMsg::Closed {
+                w.closed = true;
+            }
+            w.msgs.push(msg);
+        }
+    }
+
+    /// Wait until every open watch has the messages the model expects of it (or is closed, or
+    /// [`MESSAGE_WAIT`] passed), then take what each has.
+    fn collect(
+        &mut self,
+        want: Option<&BTreeMap<u8, Vec<ApiMsg>>>,
+        at: &str,
+    ) -> Result<BTreeMap<u8, Vec<ApiMsg>>, SideError> {
+        let deadline = Instant::now() + MESSAGE_WAIT;
+        let ids: Vec<u8> = self.watches.keys().copied().collect();
+        let mut out = BTreeMap::new();
+        for id in ids {
+            let need = want.and_then(|m| m.get(&id)).map_or(0, Vec::len);
+            loop {
+                self.absorb(id);
+                let w = &self.watches[&id];
+                if w.msgs.len() >= need || w.closed {
+                    break;
+                }
+                if self.server.next_line(deadline, at)?.is_none() {
+                    break;
+                }
+            }
+            let w = self.watches.get_mut(&id).expect("present");
+            if !w.msgs.is_empty() {
+                out.insert(id, std::mem::take(&mut w.msgs));
+            }
+        }
+        // A watch that ended is no longer open: a later stop sends nothing.
+        Ok(out)
+    }
+}
+
+/// Decode base64 (standard or URL alphabet, padding optional); bad input decodes to what it can.
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for v in text.bytes().filter_map(value) {
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_continue_token_decodes() {
+        let token = "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6Niwic3RhcnQiOiJkZWZhdWx0L2swMVx1MDAwMCJ9";
+        let text = String::from_utf8(base64_decode(token)).unwrap();
+        assert_eq!(text, r#"{"v":"meta.k8s.io/v1","rv":6,"start":"default/k01\u0000"}"#);
+    }
+
+    #[test]
+    fn progress_requests_follow_the_etcd_version() {
+        assert!(!answers_progress_requests("3.4.23"));
+        assert!(answers_progress_requests("3.4.31"));
+        assert!(answers_progress_requests("3.6.16"));
+        assert!(!answers_progress_requests("3.5.12"));
+    }
+}

@@ -1,0 +1,177 @@
+//! What an API server answered to a sequence: per operation its answer, the messages each watch got
+//! after it, and the revision the watch cache was at once it had caught up (the barrier after each
+//! step); then what the open watches hold at the end.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::sequence::ApiSequence;
+use crate::conformance::Difference;
+
+/// An object as the API server serves it (A1, A6): its key, its incarnation (named by its creation
+/// revision, E2), its resourceVersion and how many times it was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Obj {
+    pub key: u8,
+    pub created: u32,
+    pub rv: u32,
+    pub version: u32,
+}
+
+impl fmt::Display for Obj {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "k{}@{} v{} (created {})", self.key, self.rv, self.version, self.created)
+    }
+}
+
+/// A continue token as far as it can be compared (A13): the RV it pins and the last key served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Token {
+    pub rv: u32,
+    pub after: u8,
+}
+
+/// The answer to one operation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "answer")]
+pub enum ApiAnswer {
+    /// A write took revision `rev`.
+    Written {
+        rev: u32,
+    },
+    /// A delete removed `keys` at `rev` (none removed: `rev` is the current revision).
+    Deleted {
+        rev: u32,
+        keys: Vec<u8>,
+    },
+    Compacted {
+        rev: u32,
+    },
+    /// etcd refused the compaction: "compacted" or "future-revision" (E4).
+    CompactRefused {
+        why: String,
+    },
+    List {
+        rv: u32,
+        items: Vec<Obj>,
+        cont: Option<Token>,
+    },
+    /// An HTTP error status (400, 410, 429, 500, 504).
+    Failed {
+        code: u16,
+    },
+    WatchOpened,
+    Stopped,
+    /// A continue without a token, or a stop of a watch that is not open: nothing is sent.
+    Nothing,
+}
+
+/// A message on a watch stream (A3–A8, A12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "msg")]
+pub enum ApiMsg {
+    Added(Obj),
+    Modified(Obj),
+    Deleted(Obj),
+    /// A12's BOOKMARK annotated `k8s.io/initial-events-end`.
+    InitialEventsEnd {
+        rv: u32,
+    },
+    /// A plain bookmark whose RV breaks A8 (lower than an event already sent, or above the revision
+    /// etcd had when it came). Bookmarks that keep A8 are not compared: when they come is up to the
+    /// server's timers.
+    BadBookmark {
+        rv: u32,
+        after: u32,
+    },
+    Error {
+        code: u16,
+    },
+    /// The server closed the stream.
+    Closed,
+}
+
+impl fmt::Display for ApiMsg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApiMsg::Added(o) => write!(f, "ADDED {o}"),
+            ApiMsg::Modified(o) => write!(f, "MODIFIED {o}"),
+            ApiMsg::Deleted(o) => write!(f, "DELETED {o}"),
+            ApiMsg::InitialEventsEnd { rv } => write!(f, "BOOKMARK @{rv} initial-events-end"),
+            ApiMsg::BadBookmark { rv, after } => write!(f, "BOOKMARK @{rv} after {after} (breaks A8)"),
+            ApiMsg::Error { code } => write!(f, "ERROR {code}"),
+            ApiMsg::Closed => write!(f, "closed"),
+        }
+    }
+}
+
+/// One operation's answer, the messages each watch got after it, and the cache's RV after the barrier.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiStep {
+    pub answer: Option<ApiAnswer>,
+    pub messages: BTreeMap<u8, Vec<ApiMsg>>,
+    pub cache_rv: Option<u32>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiTranscript {
+    pub steps: Vec<ApiStep>,
+    /// Messages that came after the last step, by watch.
+    pub end: BTreeMap<u8, Vec<ApiMsg>>,
+}
+
+impl ApiTranscript {
+    pub fn messages(&self) -> usize {
+        let steps: usize = self.steps.iter().map(|s| s.messages.values().map(Vec::len).sum::<usize>()).sum();
+        steps + self.end.values().map(Vec::len).sum::<usize>()
+    }
+}
+
+fn render(step: Option<&ApiStep>) -> String {
+    let Some(step) = step else { return "nothing".into() };
+    let mut parts = vec![match &step.answer {
+        Some(a) => serde_json::to_string(a).unwrap_or_default(),
+        None => "no answer".into(),
+    }];
+    for (id, msgs) in &step.messages {
+        let msgs: Vec<String> = msgs.iter().map(ToString::to_string).collect();
+        parts.push(format!("w{id} got [{}]", msgs.join("; ")));
+    }
+    if let Some(rv) = step.cache_rv {
+        parts.push(format!("cache at {rv}"));
+    }
+    parts.join(", ")
+}
+
+/// The first place where `server` differs from `model`.
+pub fn first_difference(
+    seq: &ApiSequence,
+    model: &ApiTranscript,
+    server: &ApiTranscript,
+) -> Option<Difference> {
+    for (i, op) in seq.ops.iter().enumerate() {
+        let (m, s) = (model.steps.get(i), server.steps.get(i));
+        if m != s {
+            return Some(Difference {
+                place: format!("step {i} ({op})"),
+                model: render(m),
+                store: render(s),
+            });
+        }
+    }
+    let ids: std::collections::BTreeSet<u8> = model.end.keys().chain(server.end.keys()).copied().collect();
+    for id in ids {
+        let (m, s) = (model.end.get(&id), server.end.get(&id));
+        if m != s {
+            let show = |v: Option<&Vec<ApiMsg>>| {
+                v.map_or("nothing".into(), |v| {
+                    v.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+                })
+            };
+            return Some(Difference { place: format!("the end, w{id}"), model: show(m), store: show(s) });
+        }
+    }
+    None
+}
