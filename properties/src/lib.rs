@@ -12,6 +12,7 @@
 //! witness ([`witnessed`]) that a checker must reach, so that a pass is never vacuous.
 
 pub mod judge;
+pub mod key_set;
 pub mod monitor;
 pub mod observations;
 pub mod property;

@@ -9,12 +9,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use listwatch_model::manager::{ClusterId, LockMode, RequestId};
 use listwatch_model::{
-    ApiError, ClientId, Key, ListRv, Message, Millis, Notification, Object, Observed, Request, Rev, Timer,
-    Uid, WatchEvent, WatchFrom,
+    ApiError, ClientId, ClientView, Key, ListRv, Message, Millis, Notification, Object, Observed, Request,
+    Rev, Timer, Uid, WatchEvent, WatchFrom,
 };
 
-use listwatch_model::ClientView;
-
+pub use crate::key_set::KeySet;
 use crate::observations::{Environment, Observations, Truth};
 use crate::property::{Property, Violation};
 use crate::truth::cache_equals_truth;
@@ -35,26 +34,6 @@ pub const SHORT_WATCH_MS: Millis = 1_000;
 /// backoffs (30 s, C1). A client that waits for its 5-10 minute watch timeout to notice what it could
 /// have seen at once is caught; noticing a dead connection takes client-go 45 s (A9).
 pub const STALE_MS_MAX: Millis = 2 * 60 * 1_000;
-
-/// A set of object keys (every `Key` fits), `Copy` so that monitor states stay cheap.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct KeySet([u128; 2]);
-
-impl KeySet {
-    pub fn of(key: Key) -> KeySet {
-        let mut set = KeySet::default();
-        set.insert(key);
-        set
-    }
-
-    pub fn insert(&mut self, key: Key) {
-        self.0[usize::from(key.0 / 128)] |= 1 << (key.0 % 128);
-    }
-
-    pub fn contains(self, key: Key) -> bool {
-        self.0[usize::from(key.0 / 128)] >> (key.0 % 128) & 1 == 1
-    }
-}
 
 /// The watch stream a client is reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

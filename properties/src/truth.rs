@@ -4,7 +4,7 @@ use std::fmt;
 
 use listwatch_model::{ClientId, Object, Rev};
 
-use crate::monitor::KeySet;
+use crate::key_set::KeySet;
 use crate::observations::{Observations, Truth};
 
 /// How a client's cache differs from the truth at a revision. Told in words only when reported: the
