@@ -577,3 +577,29 @@ func TestWatchListRefused(t *testing.T) {
 		t.Fatalf("reply %s", line)
 	}
 }
+
+// TestRetryWatcher: client-go's RetryWatcher, no LIST: a WATCH from the first revision, events into
+// the consumer's store, a re-watch from the last RV after a clean end, and a 410 on the open watch is
+// the end of it: the consumer returns and nothing is sent again.
+func TestRetryWatcher(t *testing.T) {
+	p := spawn(t, false)
+	r := p.do(m{"cmd": "start", "seed": 1, "waiters": 0, "page_size": 0, "timeout_ms": 0, "mode": "retrywatcher"})
+	expect(t, len(sends(r)) == 1 && strings.Contains(sends(r)[0], "resourceVersion=1") &&
+		strings.Contains(sends(r)[0], "watch=true"), "a WATCH from RV 1, no LIST", r)
+	r = p.do(event("ADDED", cm("a", 2, 2, 1)))
+	expect(t, has(kinds(r), "add") && r.RV == "2" && len(r.Cache) == 1 && !r.Synced, "ADDED a, never synced", r)
+	r = p.do(event("MODIFIED", cm("a", 2, 3, 2)))
+	expect(t, has(kinds(r), "update") && r.RV == "3", "MODIFIED a", r)
+	r = p.do(cmdOnly("end"))
+	if len(sends(r)) == 0 {
+		expect(t, r.Timer != nil, "a re-watch is due", r)
+		r = p.do(fire(r))
+	}
+	expect(t, len(sends(r)) == 1 && strings.Contains(sends(r)[0], "resourceVersion=3"), "re-watch from RV 3", r)
+	r = p.do(event("ERROR", status(410, "Expired", "too old resource version")))
+	if r.Timer != nil {
+		r = p.do(fire(r))
+	}
+	expect(t, len(sends(r)) == 0 && r.Timer == nil, "after a 410 on the open watch, nothing more", r)
+	expect(t, r.RV == "3" && len(r.Cache) == 1, "the cache stays as it was", r)
+}

@@ -24,6 +24,7 @@ type command struct {
 	Waiters    int     `json:"waiters"`
 	PageSize   int     `json:"page_size"`
 	TimeoutMs  uint64  `json:"timeout_ms"`
+	Mode       string  `json:"mode"`
 	Status     int     `json:"status"`
 	Body       string  `json:"body"`
 	RetryAfter *uint64 `json:"retry_after"`
@@ -45,6 +46,9 @@ func parse(line []byte) (command, error) {
 	case "start":
 		if c.Waiters < 0 || c.PageSize < 0 {
 			return c, errors.New("start: waiters and page_size must not be negative")
+		}
+		if c.Mode != "" && c.Mode != "informer" && c.Mode != "retrywatcher" {
+			return c, fmt.Errorf("start: mode %q is neither informer nor retrywatcher", c.Mode)
 		}
 	case "respond":
 		if c.Status < 100 || c.Status > 599 {

@@ -107,7 +107,8 @@ type session struct {
 	halted   *string
 
 	// Only the root goroutine touches these.
-	informer  cache.SharedIndexInformer
+	view      view // what client-go shows: the informer, or the RetryWatcher's consumer
+	retry     *retryConsumer
 	stop      chan struct{}
 	waitStart time.Time
 	waiting   sync.WaitGroup
@@ -193,11 +194,15 @@ func (s *session) begin(c command) error {
 		return fmt.Errorf("building the client: %w", err)
 	}
 	lw := cache.NewListWatchFromClient(client.RESTClient(), "configmaps", "default", fields.Everything())
+	if c.Mode == "retrywatcher" {
+		return s.beginRetry(lw)
+	}
 	if c.PageSize > 0 {
 		pageSizeLister(lw, int64(c.PageSize))
 	}
-	s.informer = cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resyncPeriod, cache.Indexers{})
-	err = addEventHandler(s.informer, cache.ResourceEventHandlerFuncs{
+	informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resyncPeriod, cache.Indexers{})
+	s.view = informer
+	err = addEventHandler(informer, cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { s.notify("add", obj, nil) },
 		UpdateFunc: func(old, obj any) { s.notify("update", obj, old) },
 		DeleteFunc: func(obj any) {
@@ -211,14 +216,14 @@ func (s *session) begin(c command) error {
 	if err != nil {
 		return fmt.Errorf("adding the event handler: %w", err)
 	}
-	go s.informer.Run(s.stop)
+	go informer.Run(s.stop)
 	s.ready = make([]bool, c.Waiters)
 	s.waitStart = time.Now()
 	for i := range c.Waiters {
 		s.waiting.Add(1)
 		go func() {
 			defer s.waiting.Done()
-			if cache.WaitForCacheSync(s.stop, s.informer.HasSynced) {
+			if cache.WaitForCacheSync(s.stop, informer.HasSynced) {
 				s.mu.Lock()
 				s.ready[i] = true
 				s.act()
@@ -232,6 +237,9 @@ func (s *session) begin(c command) error {
 // shutdown stops everything; the bubble's goroutines then exit.
 func (s *session) shutdown() {
 	close(s.stop)
+	if s.retry != nil {
+		s.retry.watcher.Stop()
+	}
 	s.mu.Lock()
 	close(s.stopped)
 	if b := s.streaming(); b != nil {
@@ -266,10 +274,10 @@ func (s *session) takeEffects() []effect {
 
 func (s *session) snapshot() state {
 	st := state{
-		rv:     s.informer.LastSyncResourceVersion(),
-		synced: s.informer.HasSynced(),
+		rv:     s.view.LastSyncResourceVersion(),
+		synced: s.view.HasSynced(),
 	}
-	objs := s.informer.GetStore().List()
+	objs := s.view.GetStore().List()
 	type kv struct {
 		key string
 		obj json.RawMessage
@@ -299,7 +307,7 @@ func (s *session) snapshot() state {
 // nextPoll is when WaitForCacheSync next polls, if that can be observed: the informer has synced
 // and some waiter has not returned yet.
 func (s *session) nextPoll(now time.Time) (time.Time, bool) {
-	if !s.informer.HasSynced() {
+	if !s.view.HasSynced() {
 		return time.Time{}, false
 	}
 	s.mu.Lock()

@@ -6,13 +6,15 @@
 //!   is answered 400 at once, as a real API server does, and never reaches a server), the connections
 //!   it closed, and every notification its informer's handler got (add, update, delete, delete with
 //!   final state unknown);
-//! - the RV it claims: the informer's `LastSyncResourceVersion()`, the RV client-go resumes from;
+//! - the RV it claims: the informer's `LastSyncResourceVersion()`, the RV client-go resumes from; for
+//!   the RetryWatcher, which keeps its RV to itself, the RV of the last event its consumer got, moved by
+//!   every bookmark the RetryWatcher read (the rule kube-runtime's adapter follows too);
 //! - readiness: several tasks call `WaitForCacheSync`, and the client is ready once every one returned;
 //! - its cache: the informer's store; the delay of its next timer; whether lines wait unread.
 
 use std::collections::VecDeque;
 
-use listwatch_model::{Cache, Client, Effect, Input, Millis, Notification, Object, Rev, Timer};
+use listwatch_model::{Cache, Client, Effect, Input, Millis, Notification, Object, Rev, Timer, WatchEvent};
 use listwatch_wire::http::{of_input, Http};
 use listwatch_wire::object::{from_json, rv_of};
 use listwatch_wire::request::{self, BadRequest};
@@ -43,6 +45,10 @@ pub struct ClientGoClient {
     unread: bool,
     /// The current request got its headers: a further `Open` is nothing and needs no round trip.
     opened: bool,
+    /// The event each `line` command of the session carried, by its index (the program reports the
+    /// indices of the lines read), and the highest RV of a bookmark read.
+    lines: Vec<Option<WatchEvent>>,
+    bookmark_read: Rev,
     halted: Option<String>,
     gone: Option<String>,
 }
@@ -62,6 +68,8 @@ impl ClientGoClient {
             timer: None,
             unread: false,
             opened: false,
+            lines: Vec::new(),
+            bookmark_read: Rev(0),
             halted: None,
             gone: None,
         }
@@ -114,7 +122,16 @@ impl ClientGoClient {
                 return Err(bad("effect"));
             }
         }
+        for i in reply["read"].as_array().ok_or_else(|| bad("read"))? {
+            let read = i.as_u64().and_then(|i| self.lines.get(usize::try_from(i).ok()?));
+            if let Some(Some(WatchEvent::Bookmark(rv))) = read {
+                self.bookmark_read = self.bookmark_read.max(*rv);
+            }
+        }
         self.rv = rv_of(reply["rv"].as_str().ok_or_else(|| bad("rv"))?).unwrap_or(Rev(0));
+        if self.config.lists == crate::config::Lists::RetryWatcher {
+            self.rv = self.rv.max(self.bookmark_read);
+        }
         self.informer_synced = reply["synced"] == Value::Bool(true);
         self.ready = reply["ready"]
             .as_array()
@@ -197,10 +214,13 @@ impl Client for ClientGoClient {
                 return;
             }
         }
+        let retry = self.config.lists == crate::config::Lists::RetryWatcher;
         self.command(json!({
             "cmd": "start",
+            "mode": if retry { "retrywatcher" } else { "informer" },
             "seed": self.seed,
-            "waiters": self.config.waiters,
+            // A RetryWatcher has no list to sync from, and nobody waits for it to.
+            "waiters": if retry { 0 } else { self.config.waiters },
             "page_size": self.config.shim_page_size(),
             "timeout_ms": self.config.timeout_secs.map_or(0, |t| u64::from(t) * 1000),
         }));
@@ -216,9 +236,13 @@ impl Client for ClientGoClient {
             return;
         }
         for op in of_input(&input) {
-            match op {
+            match &op {
                 Http::Open if self.opened => continue,
-                Http::Open | Http::Line { .. } => self.opened = true,
+                Http::Open => self.opened = true,
+                Http::Line { event, .. } => {
+                    self.opened = true;
+                    self.lines.push(*event);
+                }
                 _ => {}
             }
             self.command(command_of(op));

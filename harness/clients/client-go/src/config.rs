@@ -21,6 +21,10 @@ pub enum Lists {
     /// LIST + WATCH, every LIST in pages (of the world's page size, or 1 where the world sets none), so
     /// that continue tokens and their expiry (A13) and the pager's fallback are exercised.
     Paged,
+    /// No informer: `tools/watch`'s RetryWatcher, a raw watch resumed from the last RV it saw with no
+    /// LIST (C9), read by a consumer that keeps the objects it was told of and returns when the
+    /// RetryWatcher's channel closes.
+    RetryWatcher,
 }
 
 /// One named configuration.
@@ -70,6 +74,11 @@ impl ClientGo {
                 "client-go-paged",
                 Lists::Paged,
                 "LIST + WATCH with every LIST in pages (the world's page size, or 1): continue tokens",
+            ),
+            named(
+                "client-go-retrywatcher",
+                Lists::RetryWatcher,
+                "tools/watch's RetryWatcher from the first revision, no LIST: a raw watch resumed from its last RV",
             ),
         ]
     }

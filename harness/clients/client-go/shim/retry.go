@@ -1,0 +1,86 @@
+package shim
+
+import (
+	"time"
+
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+)
+
+// view is what a client under test shows the harness: the RV it claims, whether it has synced, and
+// its cache. A SharedIndexInformer is one; a RetryWatcher's consumer is the other.
+type view interface {
+	LastSyncResourceVersion() string
+	HasSynced() bool
+	GetStore() cache.Store
+}
+
+// retryInitialRV is where the RetryWatcher starts: the wire's first revision, so that it gets every
+// event of the world from its empty start (a RetryWatcher never lists, and refuses "" and "0").
+const retryInitialRV = "1"
+
+// retryConsumer reads client-go's RetryWatcher (tools/watch) as its users do: a raw watch that the
+// RetryWatcher resumes from the last RV it saw, with no LIST. Each event goes into a store of the
+// consumer's own and to the harness as a notification; when the RetryWatcher's channel closes (it
+// gives up: a 410 on an open watch is terminal), the consumer returns, as a loop over a channel
+// does. It never syncs: there is no list to sync from.
+type retryConsumer struct {
+	watcher *watchtools.RetryWatcher
+	mu      sync.Mutex
+	rv      string
+	store   cache.Store
+}
+
+func (r *retryConsumer) LastSyncResourceVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rv
+}
+
+func (r *retryConsumer) HasSynced() bool { return false }
+
+func (r *retryConsumer) GetStore() cache.Store { return r.store }
+
+// beginRetry starts a RetryWatcher over lw and its consumer.
+func (s *session) beginRetry(lw *cache.ListWatch) error {
+	w, err := watchtools.NewRetryWatcher(retryInitialRV, lw)
+	if err != nil {
+		return err
+	}
+	r := &retryConsumer{watcher: w, rv: retryInitialRV, store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
+	s.retry, s.view = r, r
+	s.ready = []bool{}
+	s.waitStart = time.Now()
+	s.waiting.Add(1)
+	go func() {
+		defer s.waiting.Done()
+		for ev := range w.ResultChan() {
+			cm, ok := ev.Object.(*corev1.ConfigMap)
+			if !ok {
+				// An ERROR event: the RetryWatcher gave up, and closes the channel next.
+				continue
+			}
+			old, had, _ := r.store.Get(cm)
+			switch ev.Type {
+			case watch.Added, watch.Modified:
+				_ = r.store.Update(cm)
+				if had {
+					s.notify("update", cm, old)
+				} else {
+					s.notify("add", cm, nil)
+				}
+			case watch.Deleted:
+				_ = r.store.Delete(cm)
+				s.notify("delete", cm, nil)
+			}
+			r.mu.Lock()
+			r.rv = cm.ResourceVersion
+			r.mu.Unlock()
+		}
+	}()
+	return nil
+}
