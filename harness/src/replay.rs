@@ -57,6 +57,9 @@ pub fn first_disabled<K: Clients>(
     actions: &[Action],
 ) -> Result<Option<usize>, String> {
     let (mut sys, _) = System::start_with(config, |id| clients.make(&config, seed, id));
+    if let Some(why) = sys.gone() {
+        return Err(format!("at the start: {why}"));
+    }
     for (i, a) in actions.iter().enumerate() {
         if sys.try_apply(*a).is_err() {
             return Ok(Some(i));
