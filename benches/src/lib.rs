@@ -6,6 +6,7 @@
 //! a new UID (E2).
 
 pub mod objects;
+pub mod wire;
 
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
