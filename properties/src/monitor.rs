@@ -440,7 +440,9 @@ impl Monitor {
         let c = &mut self.clients[i];
         let answered = std::mem::take(&mut c.answered);
         let env = obs.environment();
-        if answered && env.quiet && env.caught_up {
+        // The one LIST allowed at once after a failed one (C2's consistent retry, A13's pager fallback
+        // after an expired continue, C10's restart) goes on with the same relist: not another request.
+        if answered && env.quiet && env.caught_up && !consistent_retry {
             c.quiet_requests = c.quiet_requests.saturating_add(1);
             if c.quiet_requests > QUIET_REQUESTS_MAX {
                 let detail = format!(
