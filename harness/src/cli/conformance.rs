@@ -129,6 +129,24 @@ pub fn read_sequence(path: &Path) -> Result<Sequence, UsageError> {
     Sequence::parse(&text).map_err(|e| UsageError(format!("{}: {e}", path.display())))
 }
 
+/// How a conformance run ends, after its summary is printed: a shrunk difference written whole to
+/// `out` (exit 1, or 2 if it cannot be written), an interrupted run (exit 2, incomplete), or 0.
+pub fn finish(command: &str, out: &Path, shrunk: Option<String>, interrupted: bool) -> i32 {
+    if let Some(text) = shrunk {
+        if let Err(e) = write_whole(out, &text) {
+            eprintln!("listwatch: {e}");
+            return 2;
+        }
+        eprintln!("the shrunk sequence is in {}; replay it with --replay {}", out.display(), out.display());
+        return 1;
+    }
+    if interrupted {
+        eprintln!("{command}: interrupted, incomplete");
+        return 2;
+    }
+    0
+}
+
 /// Write `text` to `path` whole, or not at all (through a temporary file in the same directory).
 pub fn write_whole(path: &Path, text: &str) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -169,7 +187,7 @@ mod run {
     use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
 
-    use super::{read_sequence, write_whole, EtcdArgs};
+    use super::{finish, read_sequence, EtcdArgs};
     use crate::conformance::compare::{compare, other};
     use crate::conformance::etcd::{EtcdProcess, EtcdStore};
     use crate::conformance::{Campaign, Difference, Sequence, StoreUnderTest, Summary};
@@ -298,25 +316,12 @@ mod run {
             print!("{}", text(&store, started_by, tombstones, &summary));
         }
         eprintln!("conformance etcd: {} sequences in {:.1} s", summary.sequences, elapsed.as_secs_f64());
-        if let Some((sequence, _)) = &summary.difference {
+        let shrunk = summary.difference.as_ref().map(|(sequence, _)| {
             let mut sequence = sequence.clone();
             sequence.seed = Some(args.seed);
-            if let Err(e) = write_whole(&args.out, &sequence.to_json()) {
-                eprintln!("listwatch: {e}");
-                return 2;
-            }
-            eprintln!(
-                "the shrunk sequence is in {}; replay it with --replay {}",
-                args.out.display(),
-                args.out.display()
-            );
-            return 1;
-        }
-        if summary.interrupted || stop.load(Ordering::Relaxed) {
-            eprintln!("conformance etcd: interrupted, incomplete");
-            return 2;
-        }
-        0
+            sequence.to_json()
+        });
+        finish("conformance etcd", &args.out, shrunk, summary.interrupted || stop.load(Ordering::Relaxed))
     }
 
     fn text(store: &EtcdStore, started_by: &str, tombstones: TombstonePolicy, s: &Summary) -> String {

@@ -106,7 +106,7 @@ mod run {
 
     use listwatch_model::store::TombstonePolicy;
 
-    use super::super::{etcd_version, write_whole};
+    use super::super::{etcd_version, finish};
     use super::{read_sequence, ApiserverArgs};
     use crate::conformance::apiserver::server::{binary, ApiServerProcess};
     use crate::conformance::apiserver::{ApiSequence, ApiSuite, ServerUnderTest};
@@ -230,25 +230,17 @@ mod run {
             print!("{}", text(&describe, progress_requests, tombstones, &summary));
         }
         eprintln!("conformance apiserver: {} sequences in {:.1} s", summary.sequences, elapsed.as_secs_f64());
-        if let Some((sequence, _)) = &summary.difference {
+        let shrunk = summary.difference.as_ref().map(|(sequence, _)| {
             let mut sequence = sequence.clone();
             sequence.seed = Some(args.seed);
-            if let Err(e) = write_whole(&args.out, &sequence.to_json()) {
-                eprintln!("listwatch: {e}");
-                return 2;
-            }
-            eprintln!(
-                "the shrunk sequence is in {}; replay it with --replay {}",
-                args.out.display(),
-                args.out.display()
-            );
-            return 1;
-        }
-        if summary.interrupted || stop.load(Ordering::Relaxed) {
-            eprintln!("conformance apiserver: interrupted, incomplete");
-            return 2;
-        }
-        0
+            sequence.to_json()
+        });
+        finish(
+            "conformance apiserver",
+            &args.out,
+            shrunk,
+            summary.interrupted || stop.load(Ordering::Relaxed),
+        )
     }
 
     fn text(describe: &str, progress: bool, tombstones: TombstonePolicy, s: &Summary<ApiSequence>) -> String {
