@@ -130,39 +130,42 @@ impl<C: Checkable> CheckModel<C> {
     }
 }
 
-macro_rules! property_fns {
-    ($($p:ident => $always:ident, $sometimes:ident;)*) => {
-        $(
-            fn $always<C: Checkable>(m: &CheckModel<C>, s: &CheckState<C>) -> bool {
-                m.holds(Property::$p, s)
-            }
-            fn $sometimes<C: Checkable>(m: &CheckModel<C>, s: &CheckState<C>) -> bool {
-                !m.stopped() && witnessed(Property::$p, &s.sys, &s.monitor)
-            }
-        )*
-        fn stateright_properties<C: Checkable>() -> Vec<stateright::Property<CheckModel<C>>> {
-            vec![$(
-                stateright::Property::always(Property::$p.name(), $always::<C>),
-                stateright::Property::sometimes(Property::$p.witness(), $sometimes::<C>),
-            )*]
-        }
-    };
+/// Property `P` of [`Property::ALL`] holds in `s` (stateright takes a function per property).
+fn always<C: Checkable, const P: usize>(m: &CheckModel<C>, s: &CheckState<C>) -> bool {
+    m.holds(Property::ALL[P], s)
 }
 
-property_fns! {
-    NoResurrectedDelete => always_no_resurrected_delete, sometimes_no_resurrected_delete;
-    NoRvRegression => always_no_rv_regression, sometimes_no_rv_regression;
-    CacheIsSnapshot => always_cache_is_snapshot, sometimes_cache_is_snapshot;
-    Converges => always_converges, sometimes_converges;
-    NoLockAcrossUnboundedWait => always_no_lock, sometimes_no_lock;
-    NoNeedlessRelist => always_no_needless_relist, sometimes_no_needless_relist;
-    NoBusyLoop => always_no_busy_loop, sometimes_no_busy_loop;
-    WatchOrdered => always_watch_ordered, sometimes_watch_ordered;
-    WatchReliable => always_watch_reliable, sometimes_watch_reliable;
-    Backoff => always_backoff, sometimes_backoff;
-    NotificationsMatchCache => always_notifications_match_cache, sometimes_notifications_match_cache;
-    StaleBounded => always_stale_bounded, sometimes_stale_bounded;
-    ReadyMeansListed => always_ready_means_listed, sometimes_ready_means_listed;
+/// Property `P`'s witness is reached in `s`.
+fn sometimes<C: Checkable, const P: usize>(m: &CheckModel<C>, s: &CheckState<C>) -> bool {
+    !m.stopped() && witnessed(Property::ALL[P], &s.sys, &s.monitor)
+}
+
+type Judge<C> = fn(&CheckModel<C>, &CheckState<C>) -> bool;
+
+/// The most properties the list below reaches; registering more needs a longer list.
+const MAX_PROPERTIES: usize = 24;
+const _: () = assert!(Property::COUNT <= MAX_PROPERTIES, "extend `judges` to every property");
+
+/// One `always` and one `sometimes` function per index, for the first [`Property::COUNT`] of them.
+fn judges<C: Checkable>() -> [(Judge<C>, Judge<C>); MAX_PROPERTIES] {
+    macro_rules! each {
+        ($($p:literal)*) => { [$((always::<C, $p> as Judge<C>, sometimes::<C, $p> as Judge<C>),)*] };
+    }
+    each!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23)
+}
+
+/// Every property as stateright sees it: each guarantee always, each witness sometimes.
+fn stateright_properties<C: Checkable>() -> Vec<stateright::Property<CheckModel<C>>> {
+    Property::ALL
+        .into_iter()
+        .zip(judges::<C>())
+        .flat_map(|(p, (always, sometimes))| {
+            [
+                stateright::Property::always(p.name(), always),
+                stateright::Property::sometimes(p.witness(), sometimes),
+            ]
+        })
+        .collect()
 }
 
 impl<C: Checkable> Model for CheckModel<C> {

@@ -155,7 +155,9 @@ pub fn mermaid(trace: &Trace) -> String {
                 }
                 Observed::WroteOther { rev } => format!("W->>E: put another resource (rev {rev})"),
                 Observed::Compacted { .. } => format!("Note over E: {}", mermaid_text(&o.to_string())),
-                Observed::ManagerDone { .. }
+                Observed::ManagerRequested { .. }
+                | Observed::ManagerTime { .. }
+                | Observed::ManagerDone { .. }
                 | Observed::LockTaken { .. }
                 | Observed::LockReleased { .. }
                 | Observed::WaitEntered { .. }
@@ -200,7 +202,7 @@ fn over(action: &Action) -> String {
         Action::Ingest(s) | Action::ProgressNotify(s) | Action::CacheReady(s) => format!("S{}", s.0),
         Action::Fault(Fault::PauseCluster(_))
         | Action::ManagerStep(_)
-        | Action::ManagerTimeout(_)
+        | Action::ManagerTime
         | Action::ClusterSync(_)
         | Action::ResumeCluster(_) => "M".into(),
         Action::Create(_) | Action::Update(_) | Action::Delete(_) | Action::WriteOther | Action::Heal => {

@@ -174,7 +174,7 @@ pub fn home_world(flaw: listwatch_model::Flaw) -> &'static str {
         _ if flaw.component() == Component::Manager => "client-manager",
         Flaw::ContinueWithRv => "paginated-relist",
         Flaw::ResumeMidRevision => "lease-revoke",
-        Flaw::RewatchInitialEvents | Flaw::PartialInitialBuffer => "watch-list",
+        Flaw::RewatchInitialEvents | Flaw::PartialInitialBuffer | Flaw::ConsistentReadLags => "watch-list",
         _ => "list-watch",
     }
 }

@@ -41,8 +41,9 @@ pub enum Action {
     Fault(Fault),
     /// A client-manager request takes its next step.
     ManagerStep(RequestId),
-    /// A request's bounded wait for sync runs out.
-    ManagerTimeout(RequestId),
+    /// The manager's sync-wait bound of model time passes while no request can move: every bounded
+    /// wait for a sync runs out.
+    ManagerTime,
     /// A reachable cluster's informer completes its first list.
     ClusterSync(ClusterId),
     /// An unreachable cluster comes back (healing; costs no fault).
@@ -121,7 +122,8 @@ impl Action {
             | Action::FireTimer(c)
             | Action::SilenceNoticed(c) => c.to_string(),
             Action::Fault(_) => "fault".into(),
-            Action::ManagerStep(r) | Action::ManagerTimeout(r) => r.to_string(),
+            Action::ManagerStep(r) => r.to_string(),
+            Action::ManagerTime => "manager".into(),
             Action::ClusterSync(c) | Action::ResumeCluster(c) => c.to_string(),
             Action::Heal => "env".into(),
         }
@@ -151,7 +153,7 @@ impl fmt::Display for Action {
             Action::SilenceNoticed(c) => write!(f, "silence-noticed {c}"),
             Action::Fault(fault) => write!(f, "{fault}"),
             Action::ManagerStep(r) => write!(f, "manager-step {r}"),
-            Action::ManagerTimeout(r) => write!(f, "manager-timeout {r}"),
+            Action::ManagerTime => write!(f, "manager-time"),
             Action::ClusterSync(c) => write!(f, "cluster-sync {c}"),
             Action::ResumeCluster(c) => write!(f, "resume {c}"),
             Action::Heal => write!(f, "heal"),

@@ -74,10 +74,20 @@ pub enum Flaw {
     /// initial-events-end bookmark is kept for the next attempt: objects deleted in between leak into
     /// the `Replace`. kube-runtime 4.x, fixed in 5.0 (SEMANTICS C10).
     PartialInitialBuffer,
+    /// The client manager waits for a new cluster's cache to sync with no bound, outside any lock: the
+    /// request that asked hangs for as long as the cluster is unreachable, though every other request is
+    /// served. controller-runtime#1219 (a controller blocks indefinitely when its cache cannot sync),
+    /// fixed by `CacheSyncTimeout` and PR #1428. SEMANTICS C8.
+    SyncWaitUnbounded,
+    /// The watch cache answers a consistent read (a LIST or a streaming list with `resourceVersion`
+    /// unset) from what it has at once, without first waiting until it holds etcd's current revision:
+    /// a write that completed before the request was sent may be missing from the answer. A planted
+    /// server bug: KEP-2340's guarantee for consistent reads from the cache (SEMANTICS A2, A12).
+    ConsistentReadLags,
 }
 
 impl Flaw {
-    pub const ALL: [Flaw; 14] = [
+    pub const ALL: [Flaw; 16] = [
         Flaw::StaleDeleteRv,
         Flaw::NilPrevKvDropped,
         Flaw::RelistOnTimeout,
@@ -92,6 +102,8 @@ impl Flaw {
         Flaw::ResumeMidRevision,
         Flaw::RewatchInitialEvents,
         Flaw::PartialInitialBuffer,
+        Flaw::SyncWaitUnbounded,
+        Flaw::ConsistentReadLags,
     ];
 
     /// The name used on the command line and in traces.
@@ -111,6 +123,8 @@ impl Flaw {
             Flaw::ResumeMidRevision => "resume-mid-revision",
             Flaw::RewatchInitialEvents => "rewatch-initial-events",
             Flaw::PartialInitialBuffer => "partial-initial-buffer",
+            Flaw::SyncWaitUnbounded => "sync-wait-unbounded",
+            Flaw::ConsistentReadLags => "consistent-read-lags",
         }
     }
 
@@ -131,12 +145,14 @@ impl Flaw {
             Flaw::ResumeMidRevision => "kubernetes#110210",
             Flaw::RewatchInitialEvents => "kube-rs#1844",
             Flaw::PartialInitialBuffer => "kube-runtime 4.x",
+            Flaw::SyncWaitUnbounded => "controller-runtime#1219",
+            Flaw::ConsistentReadLags => "planted (KEP-2340)",
         }
     }
 
     pub fn component(self) -> Component {
         match self {
-            Flaw::StaleDeleteRv | Flaw::NilPrevKvDropped => Component::Server,
+            Flaw::StaleDeleteRv | Flaw::NilPrevKvDropped | Flaw::ConsistentReadLags => Component::Server,
             Flaw::RelistOnTimeout
             | Flaw::StopOnClose
             | Flaw::SpinOnClose
@@ -148,7 +164,7 @@ impl Flaw {
             | Flaw::RewatchInitialEvents
             | Flaw::PartialInitialBuffer => Component::Reflector,
             Flaw::ReplaceKeepsMissing => Component::Cache,
-            Flaw::SyncUnderLock => Component::Manager,
+            Flaw::SyncUnderLock | Flaw::SyncWaitUnbounded => Component::Manager,
         }
     }
 

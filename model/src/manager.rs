@@ -65,11 +65,22 @@ pub enum Step {
     WantWrite,
     /// Holding the write lock, creating the informer.
     Create,
-    /// `WaitForCacheSync`: bounded and outside any lock, or (the flaw) unbounded under the write lock.
+    /// `WaitForCacheSync`: bounded and outside any lock; or, with a flaw, unbounded (C8: no stop
+    /// channel, no context), under the write lock (`sync-under-lock`) or outside it
+    /// (`sync-wait-unbounded`).
     WaitSync {
         under_lock: bool,
+        bounded: bool,
     },
     Done(Outcome),
+}
+
+/// A request as a lock and wait tracer sees it ([`Manager::trace`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestTrace {
+    pub held: Option<LockMode>,
+    pub wait: Option<(ClusterId, Option<Millis>)>,
+    pub done: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -131,7 +142,7 @@ impl Manager {
     pub fn held(&self, id: RequestId) -> Option<LockMode> {
         match self.request(id)?.step {
             Step::Lookup => Some(LockMode::Read),
-            Step::Create | Step::WaitSync { under_lock: true } => Some(LockMode::Write),
+            Step::Create | Step::WaitSync { under_lock: true, .. } => Some(LockMode::Write),
             _ => None,
         }
     }
@@ -141,10 +152,17 @@ impl Manager {
     pub fn wait(&self, id: RequestId) -> Option<(ClusterId, Option<Millis>)> {
         let r = self.request(id)?;
         match r.step {
-            Step::WaitSync { under_lock: false } => Some((r.cluster, Some(Self::SYNC_WAIT_MS))),
-            Step::WaitSync { under_lock: true } => Some((r.cluster, None)),
+            Step::WaitSync { bounded: true, .. } => Some((r.cluster, Some(Self::SYNC_WAIT_MS))),
+            Step::WaitSync { bounded: false, .. } => Some((r.cluster, None)),
             _ => None,
         }
+    }
+
+    /// What a lock and wait tracer sees of a request: the lock it holds, the wait it is in, whether it
+    /// ended.
+    pub fn trace(&self, id: RequestId) -> RequestTrace {
+        let done = self.request(id).is_some_and(|r| matches!(r.step, Step::Done(_)));
+        RequestTrace { held: self.held(id), wait: self.wait(id), done }
     }
 
     /// How long the correct manager waits for a cache to sync before the request times out.
@@ -178,7 +196,7 @@ impl Manager {
                 self.readers -= 1;
                 match self.informer(cluster) {
                     Some(Informer::Synced) => Step::Done(Outcome::Served),
-                    Some(Informer::Syncing) => Step::WaitSync { under_lock: false },
+                    Some(Informer::Syncing) => self.sync_wait(),
                     None => Step::WantWrite,
                 }
             }
@@ -191,13 +209,13 @@ impl Manager {
                 self.informers.entry(cluster).or_insert(Informer::Syncing);
                 if self.flaws.has(Flaw::SyncUnderLock) {
                     // The flaw: wait for the sync while still holding the write lock, with no bound.
-                    Step::WaitSync { under_lock: true }
+                    Step::WaitSync { under_lock: true, bounded: false }
                 } else {
                     self.writer = None;
-                    Step::WaitSync { under_lock: false }
+                    self.sync_wait()
                 }
             }
-            Step::WaitSync { under_lock } => {
+            Step::WaitSync { under_lock, .. } => {
                 if under_lock {
                     self.writer = None;
                 }
@@ -208,15 +226,30 @@ impl Manager {
         self.requests[i].step = next;
     }
 
-    /// Whether the bounded sync wait of a request can run out.
-    pub fn can_time_out(&self, id: RequestId) -> bool {
-        matches!(self.request(id).map(|r| r.step), Some(Step::WaitSync { under_lock: false }))
+    /// The wait for a cache sync outside the lock: bounded by [`Self::SYNC_WAIT_MS`] (C8 with a stop
+    /// channel or a context), or, with `sync-wait-unbounded`, not.
+    fn sync_wait(&self) -> Step {
+        Step::WaitSync { under_lock: false, bounded: !self.flaws.has(Flaw::SyncWaitUnbounded) }
     }
 
-    /// The bounded sync wait ran out (C8 with a stop channel): a timeout error to the caller.
-    pub fn time_out(&mut self, id: RequestId) {
-        if self.can_time_out(id) {
-            self.requests[usize::from(id.0)].step = Step::Done(Outcome::TimedOut);
+    /// Whether model time may pass for the manager: some request is unanswered and none can take a
+    /// step (time passes only while the manager waits; a request that can move takes no time).
+    pub fn can_pass_time(&self) -> bool {
+        let pending = self.requests().any(|(_, r)| !matches!(r.step, Step::Done(_)));
+        pending && self.requests().all(|(id, _)| !self.can_step(id))
+    }
+
+    /// [`Self::SYNC_WAIT_MS`] of model time pass: every bounded sync wait runs out (C8 with a stop
+    /// channel), a timeout error to its caller. Unbounded waits, and requests behind a lock, go on
+    /// waiting.
+    pub fn pass_time(&mut self) {
+        if !self.can_pass_time() {
+            return;
+        }
+        for r in &mut self.requests {
+            if let Step::WaitSync { bounded: true, .. } = r.step {
+                r.step = Step::Done(Outcome::TimedOut);
+            }
         }
     }
 

@@ -89,6 +89,16 @@ pub enum Observed {
         client: ClientId,
         notification: Notification,
     },
+    /// A user asked the client manager for a cluster's cache.
+    ManagerRequested {
+        request: RequestId,
+        cluster: ClusterId,
+    },
+    /// The manager's model time moved by `after_ms` while its unanswered requests waited: the only
+    /// way time passes for them.
+    ManagerTime {
+        after_ms: Millis,
+    },
     /// A client-manager request finished.
     ManagerDone {
         request: RequestId,
@@ -158,6 +168,10 @@ impl fmt::Display for Observed {
                 write!(f, "{client}: its request waited {after_ms} ms for a fresh cache, in vain")
             }
             Observed::Notified { client, notification } => write!(f, "{client}: handler {notification}"),
+            Observed::ManagerRequested { request, cluster } => write!(f, "{request}: asks for {cluster}"),
+            Observed::ManagerTime { after_ms } => {
+                write!(f, "manager: {after_ms} ms pass with no request able to move")
+            }
             Observed::ManagerDone { request, cluster, served } => {
                 let how = if *served { "served" } else { "timed out" };
                 write!(f, "{request} for {cluster}: {how}")

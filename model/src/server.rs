@@ -7,7 +7,7 @@
 use litemap::LiteMap;
 
 use crate::api::{ApiError, Continue, ListResponse, ListRv, Message, WatchEnd, WatchEvent, WatchFrom};
-use crate::flaw::Flaws;
+use crate::flaw::{Flaw, Flaws};
 use crate::store::{ReadError, Snapshot, Store, WatchResponse, WatcherId};
 use crate::types::{ClientId, Millis, Rev, ServerId};
 use crate::watch_cache::{CacheEvent, Ingested, WatchCache};
@@ -194,7 +194,7 @@ impl ApiServer {
 
     /// Serve a LIST (A2). A NotOlderThan list the cache cannot serve yet waits and sends nothing now.
     pub fn list(&mut self, client: ClientId, rv: ListRv, store: &Store) -> Outbox {
-        let from_cache = matches!(rv, ListRv::Any | ListRv::NotOlderThan(_));
+        let from_cache = matches!(rv, ListRv::Any | ListRv::NotOlderThan(_)) || self.lagging_consistent(rv);
         if self.initializing && from_cache {
             // A14, simplified: the LISTs the cache would serve get 429; those that read etcd (`rv=""`,
             // Exact) are served, as with consistent reads from etcd.
@@ -207,6 +207,7 @@ impl ApiServer {
                 self.waiting_lists.insert(client, x);
                 return Vec::new();
             }
+            ListRv::Consistent if from_cache => Ok(self.cache_list()),
             ListRv::Consistent => Ok(Self::etcd_list(store, None).expect("current is readable")),
             ListRv::Exact(x) => Self::etcd_list(store, Some(x)).map_err(|e| match e {
                 ReadError::Compacted { .. } => ApiError::Expired,
@@ -214,6 +215,12 @@ impl ApiServer {
             }),
         };
         vec![(client, Message::List(result))]
+    }
+
+    /// `consistent-read-lags`: a consistent read answered from the cache as it is, with no wait for
+    /// etcd's current revision (A2, A12; KEP-2340 requires the wait).
+    fn lagging_consistent(&self, rv: ListRv) -> bool {
+        rv == ListRv::Consistent && self.flaws.has(Flaw::ConsistentReadLags)
     }
 
     fn etcd_list(store: &Store, at: Option<Rev>) -> Result<ListResponse, ReadError> {
@@ -232,7 +239,7 @@ impl ApiServer {
         cont: Option<Continue>,
         store: &Store,
     ) -> Outbox {
-        if rv == ListRv::Any && cont.is_none() {
+        if (rv == ListRv::Any || self.lagging_consistent(rv)) && cont.is_none() {
             return self.list(client, rv, store);
         }
         if cont.is_some() && rv != ListRv::Consistent {
@@ -335,6 +342,7 @@ impl ApiServer {
             ];
         }
         let needed = match rv {
+            ListRv::Consistent if self.lagging_consistent(rv) => Rev::ZERO,
             ListRv::Consistent => store.rev(),
             ListRv::NotOlderThan(x) => x,
             ListRv::Any | ListRv::Exact(_) => Rev::ZERO,

@@ -13,7 +13,7 @@ use crate::action::{Action, Fault};
 use crate::api::{ApiError, Message, Request, WatchEvent};
 use crate::client::{Client, Effect, Input, ModelClient};
 use crate::config::{Config, FaultKind};
-use crate::manager::{Manager, Outcome, RequestId, Step};
+use crate::manager::{Manager, Outcome, RequestId, RequestTrace, Step};
 use crate::network::Network;
 use crate::observe::{ClientView, Observed};
 use crate::reflector::{Reflector, Timer};
@@ -103,6 +103,11 @@ impl<C: Client> System<C> {
         let mut system =
             System { config, store, servers, network: Network::default(), clients, manager, budget };
         let mut seen = Vec::new();
+        if let Some(m) = &system.manager {
+            seen.extend(
+                m.requests().map(|(request, r)| Observed::ManagerRequested { request, cluster: r.cluster }),
+            );
+        }
         for i in 0..system.clients.len() {
             system.clients[i].start();
             system.drain(ClientId(i as u8), &mut seen);
@@ -377,9 +382,9 @@ impl<C: Client> System<C> {
                 if m.can_step(id) {
                     out.push(Action::ManagerStep(id));
                 }
-                if m.can_time_out(id) {
-                    out.push(Action::ManagerTimeout(id));
-                }
+            }
+            if m.can_pass_time() {
+                out.push(Action::ManagerTime);
             }
             for cluster in m.clusters() {
                 if m.can_sync(cluster) {
@@ -531,7 +536,7 @@ impl<C: Client> System<C> {
                 self.fault(fault, &mut seen);
             }
             Action::ManagerStep(id) => self.manager_step(id, &mut seen),
-            Action::ManagerTimeout(id) => self.manager_change(id, &mut seen, Manager::time_out),
+            Action::ManagerTime => self.manager_time(&mut seen),
             Action::ClusterSync(cluster) => {
                 if let Some(m) = &mut self.manager {
                     m.sync(cluster);
@@ -552,6 +557,21 @@ impl<C: Client> System<C> {
         self.manager_change(id, seen, Manager::step);
     }
 
+    /// The manager's sync-wait bound of model time passes ([`Manager::pass_time`]): a tracer sees the
+    /// time, then each wait that ran out end.
+    fn manager_time(&mut self, seen: &mut Vec<Observed>) {
+        let Some(m) = &mut self.manager else { return };
+        if !m.can_pass_time() {
+            return;
+        }
+        seen.push(Observed::ManagerTime { after_ms: Manager::SYNC_WAIT_MS });
+        let before: Vec<(RequestId, RequestTrace)> = m.requests().map(|(id, _)| (id, m.trace(id))).collect();
+        m.pass_time();
+        for (id, was) in before {
+            Self::report_manager_change(m, id, was, seen);
+        }
+    }
+
     /// Change one manager request and say what a lock and wait tracer would see of it: the locks it
     /// took or released, the waits it entered (with their bound) or left, and how it ended.
     fn manager_change(
@@ -561,10 +581,14 @@ impl<C: Client> System<C> {
         change: fn(&mut Manager, RequestId),
     ) {
         let Some(m) = &mut self.manager else { return };
-        let (held, wait) = (m.held(id), m.wait(id));
-        let was_done = m.request(id).is_some_and(|r| matches!(r.step, Step::Done(_)));
+        let was = m.trace(id);
         change(m, id);
-        let (now_held, now_wait) = (m.held(id), m.wait(id));
+        Self::report_manager_change(m, id, was, seen);
+    }
+
+    fn report_manager_change(m: &Manager, id: RequestId, was: RequestTrace, seen: &mut Vec<Observed>) {
+        let RequestTrace { held, wait, done: was_done } = was;
+        let RequestTrace { held: now_held, wait: now_wait, .. } = m.trace(id);
         if held != now_held {
             if let Some(mode) = held {
                 seen.push(Observed::LockReleased { request: id, mode });

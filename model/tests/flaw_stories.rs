@@ -161,13 +161,70 @@ fn sync_under_lock_hangs_other_clusters() {
     let m = correct.sys.manager().unwrap();
     assert_eq!(m.request(r1).unwrap().step, Step::Done(Outcome::Served), "cluster 1 is served");
     assert_eq!(m.held(r0), None);
-    assert!(correct.sys.enabled(Action::ManagerTimeout(r0)), "cluster 0's caller gets a timeout");
+    assert!(correct.sys.enabled(Action::ManagerTime), "time may pass: cluster 0's caller gets a timeout");
 
     let m = flawed.sys.manager().unwrap();
     assert_eq!(m.held(r0), Some(LockMode::Write));
     assert_eq!(m.wait(r0).map(|(_, bound)| bound), Some(None), "a wait with no bound");
     assert_eq!(m.request(r1).unwrap().step, Step::WantRead, "cluster 1's request waits for the lock");
-    assert!(!flawed.sys.enabled(Action::ManagerStep(r1)) && !flawed.sys.enabled(Action::ManagerTimeout(r0)));
+    assert!(!flawed.sys.enabled(Action::ManagerStep(r1)));
+    let mut flawed = flawed;
+    flawed.step(Action::ManagerTime);
+    let m = flawed.sys.manager().unwrap();
+    assert_eq!(
+        m.request(r0).unwrap().step,
+        Step::WaitSync { under_lock: true, bounded: false },
+        "time changes nothing"
+    );
+    assert_eq!(m.request(r1).unwrap().step, Step::WantRead, "and cluster 1's request still waits");
+}
+
+/// controller-runtime#1219: the wait for a new cluster's sync has no bound, though it is outside the
+/// lock: other requests are served, the one that asked hangs while its cluster is unreachable.
+#[test]
+fn sync_wait_unbounded_hangs_the_request_that_asked_and_no_other() {
+    let config = Config {
+        reflectors: 0,
+        writes: 0,
+        faults: 1,
+        fault_kinds: FaultKinds::NONE.with(FaultKind::PauseCluster),
+        manager: Some(ManagerConfig { clusters: 2, requests: 2 }),
+        ..Config::default()
+    };
+    let (r0, r1) = (RequestId(0), RequestId(1));
+    let (mut flawed, correct) = both(Flaw::SyncWaitUnbounded, config, |s| {
+        s.step(Action::Fault(Fault::PauseCluster(ClusterId(0))));
+        for _ in 0..4 {
+            s.step(Action::ManagerStep(r0));
+        }
+        while s.sys.enabled(Action::ManagerStep(r1)) {
+            s.step(Action::ManagerStep(r1));
+            if s.sys.enabled(Action::ClusterSync(ClusterId(1))) {
+                s.step(Action::ClusterSync(ClusterId(1)));
+            }
+        }
+        s.step(Action::ManagerTime);
+    });
+    for story in [&flawed, &correct] {
+        let m = story.sys.manager().unwrap();
+        assert_eq!(
+            m.request(r1).unwrap().step,
+            Step::Done(Outcome::Served),
+            "cluster 1 is served either way"
+        );
+        assert_eq!(m.held(r0), None, "no lock is held");
+    }
+    let m = correct.sys.manager().unwrap();
+    assert_eq!(m.request(r0).unwrap().step, Step::Done(Outcome::TimedOut), "a timeout error after 30 s");
+    let m = flawed.sys.manager().unwrap();
+    assert_eq!(m.wait(r0).map(|(_, bound)| bound), Some(None), "a wait with no bound");
+    flawed.step(Action::ManagerTime);
+    assert_eq!(
+        flawed.sys.manager().unwrap().request(r0).unwrap().step,
+        Step::WaitSync { under_lock: false, bounded: false }
+    );
+    assert!(flawed.sys.enabled(Action::ManagerTime), "time goes on passing, and nothing answers it");
+    assert!(!correct.sys.enabled(Action::ManagerTime), "every request answered: no one waits");
 }
 
 /// kubernetes#59848: after its transport breaks, the reflector relists from a lagging server with rv="0".

@@ -222,11 +222,13 @@ fn c8_has_synced_after_one_full_list_and_the_manager_waits_outside_its_lock_with
     for _ in 0..4 {
         m.step(id);
     }
-    assert_eq!(m.request(id).unwrap().step, Step::WaitSync { under_lock: false });
+    assert_eq!(m.request(id).unwrap().step, Step::WaitSync { under_lock: false, bounded: true });
     assert_eq!(m.held(id), None);
     assert_eq!(m.wait(id), Some((ClusterId(0), Some(Manager::SYNC_WAIT_MS))), "bounded, outside the lock");
-    m.time_out(id);
+    assert!(m.can_pass_time(), "no request can move: time may pass");
+    m.pass_time();
     assert_eq!(m.request(id).unwrap().step, Step::Done(Outcome::TimedOut));
+    assert!(!m.can_pass_time(), "nothing is left to wait");
 }
 
 #[test]

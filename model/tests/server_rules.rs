@@ -492,3 +492,24 @@ fn a12_a_streaming_list_over_an_etcd_without_progress_requests_is_an_error_500()
         assert!(server.watches().is_empty());
     }
 }
+
+/// `consistent-read-lags` (planted): a consistent LIST or streaming list answered from the cache as it
+/// is. The correct server reads etcd (a LIST) or waits for the current revision (a streaming list).
+#[test]
+fn a2_a12_consistent_reads_are_at_the_current_revision_unless_the_planted_lag() {
+    for flaws in [Flaws::NONE, Flaws::only(Flaw::ConsistentReadLags)] {
+        let lags = !flaws.is_empty();
+        let (mut store, mut server) = setup(4, flaws);
+        store.put(Prefix::Watched, A); // 1, not yet in the cache
+        let (rv, items) = list_ok(&server.list(C, ListRv::Consistent, &store));
+        assert_eq!((rv, items.len()), if lags { (Rev(0), 0) } else { (Rev(1), 1) }, "{flaws}: LIST");
+        let (rv, _) = list_ok(&server.list_page(C, ListRv::Consistent, 1, None, &store));
+        assert_eq!(rv, if lags { Rev(0) } else { Rev(1) }, "{flaws}: a first page");
+        let out = server.watch_list(C, ListRv::Consistent, true, &store);
+        if lags {
+            assert_eq!(events(&out), vec![WatchEvent::InitialEventsEnd(Rev(0))], "answered at once, stale");
+        } else {
+            assert_eq!(out, vec![], "the correct cache waits for revision 1");
+        }
+    }
+}

@@ -11,6 +11,7 @@
 //! ...); [`violation`] judges a state (`cache-is-snapshot`, `converges`, ...). Each property has a
 //! witness ([`witnessed`]) that a checker must reach, so that a pass is never vacuous.
 
+pub mod guarantees;
 pub mod judge;
 pub mod key_set;
 pub mod monitor;
@@ -19,6 +20,7 @@ pub mod property;
 pub mod recording;
 pub mod truth;
 
+pub use guarantees::Guarantee;
 pub use judge::{first_violation, violation, witnessed};
 pub use monitor::Monitor;
 pub use observations::{Environment, Observations, Truth};

@@ -13,6 +13,7 @@ use listwatch_model::{
     Rev, Timer, Uid, WatchEvent, WatchFrom,
 };
 
+use crate::guarantees::States;
 pub use crate::key_set::KeySet;
 use crate::observations::{Environment, Observations, Truth};
 use crate::property::{Property, Violation};
@@ -199,6 +200,8 @@ pub struct ManagerMonitor {
 pub struct Monitor {
     pub clients: Vec<ClientMonitor>,
     pub manager: ManagerMonitor,
+    /// What each guarantee keeps of the history itself ([`crate::guarantees`]).
+    pub guarantees: States,
     pub violation: Option<Violation>,
 }
 
@@ -208,6 +211,7 @@ impl Monitor {
         let mut m = Monitor {
             clients: obs.client_ids().map(|_| ClientMonitor::default()).collect(),
             manager: ManagerMonitor::default(),
+            guarantees: States::default(),
             violation: None,
         };
         m.observe(obs, seen);
@@ -220,9 +224,22 @@ impl Monitor {
         }
     }
 
+    fn keep(&mut self, found: Option<Violation>) {
+        if self.violation.is_none() {
+            self.violation = found;
+        }
+    }
+
+    /// What the monitor remembers of `client`.
+    pub fn client(&self, client: ClientId) -> &ClientMonitor {
+        &self.clients[usize::from(client.0)]
+    }
+
     /// Fold one step's observations; `obs` shows the state after the step.
     pub fn observe(&mut self, obs: &impl Observations, seen: &[Observed]) {
         for o in seen {
+            let found = self.guarantees.observe(obs, o);
+            self.keep(found);
             self.observe_one(obs, o);
         }
         let env = obs.environment();
@@ -230,6 +247,24 @@ impl Monitor {
             self.after_step(obs, client, env);
         }
         self.manager_after_step();
+        let found = self.guarantees.after_step(obs);
+        self.keep(found);
+    }
+
+    /// E8: whether the client's claimed RV is a revision it has received only part of, as far as it
+    /// can tell: its last RV received, with no later RV or bookmark behind it.
+    pub fn open_revision(&self, obs: &impl Observations, c: ClientId) -> bool {
+        let m = self.client(c);
+        m.complete < m.latest && m.latest == obs.client(c).resource_version
+    }
+
+    /// E8: the keys the client's open revision changed whose events have not reached it yet.
+    pub fn pending_keys(&self, obs: &impl Observations, c: ClientId) -> Vec<Key> {
+        if !self.open_revision(obs, c) {
+            return Vec::new();
+        }
+        let m = self.client(c);
+        obs.truth().keys_written_at(m.latest).into_iter().filter(|k| !m.open_keys.contains(*k)).collect()
     }
 
     fn observe_one(&mut self, obs: &impl Observations, o: &Observed) {

@@ -47,7 +47,7 @@ impl StepKind {
             // A9: the transport noticing a dead connection is time passing, as a timer is.
             Action::FireTimer(_) | Action::SilenceNoticed(_) => StepKind::FireTimer,
             Action::ManagerStep(_)
-            | Action::ManagerTimeout(_)
+            | Action::ManagerTime
             | Action::ClusterSync(_)
             | Action::ResumeCluster(_)
             | Action::Heal => StepKind::Manager,

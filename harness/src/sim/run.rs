@@ -211,7 +211,8 @@ pub fn at_rest<C: Client>(sys: &System<C>) -> bool {
     }
     let reflectors_rest = sys.client_ids().all(|c| sys.view(c).resting());
     let manager_rest = sys.manager().is_none_or(|m| {
-        m.requests().all(|(id, _)| !m.can_step(id) && !m.can_time_out(id))
+        m.requests().all(|(id, _)| !m.can_step(id))
+            && !m.can_pass_time()
             && m.clusters().all(|c| !m.can_sync(c) && !m.is_paused(c))
     });
     reflectors_rest && manager_rest

@@ -1,0 +1,26 @@
+//! `backoff`.
+//!
+//! C1: failures are followed by a backoff, and requests are bounded per unit of time.
+//!
+//! Judged from the history the [`Monitor`] keeps for several guarantees: failures and the requests after them (`Monitor::sent`).
+
+use crate::guarantees::Guarantee;
+use crate::monitor::Monitor;
+use crate::observations::Observations;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct State;
+
+impl Guarantee for State {
+    const NAME: &'static str = "backoff";
+    const GUARANTEE: &'static str = "after a failed LIST, a refused WATCH, an ERROR event or a very short watch, the next request \
+                 waits at least the backoff floor (except the one consistent LIST after 410 or too large, and \
+                 the one retry or LIST after a streaming list failed before its initial-events-end bookmark), and \
+                 no client sends more than a bounded number of requests without its RV moving or the floor \
+                 of time passing";
+    const WITNESS: &'static str = "a request follows a backoff waited out after a failure";
+
+    fn witnessed(&self, _obs: &impl Observations, monitor: &Monitor) -> bool {
+        monitor.clients.iter().any(|m| m.backed_off && m.outstanding.is_some())
+    }
+}

@@ -1,0 +1,177 @@
+//! The guarantees, one file each, and the one list that registers them.
+//!
+//! A guarantee is a [`Guarantee`]: its words (a name, the sentence a violation quotes, the witness a
+//! checker must reach for a pass to mean something), what it remembers of a history (its `State`), and
+//! how it judges one: event by event ([`Guarantee::observe`]), after each step
+//! ([`Guarantee::after_step`]) and in a state ([`Guarantee::violation`]). It reads only [`Observed`]
+//! events, [`Observations`] and, for the bookkeeping several guarantees share (the RV a client
+//! claimed, the stream it reads, what it owes after a failure), the [`Monitor`].
+//!
+//! Adding one: a file in this directory, `pub struct State` implementing [`Guarantee`], and one line
+//! `Variant(file_name),` in the `guarantees!` list below. The [`Property`] enum, its names, the
+//! checker's and simulator's judgement, `check`'s table and the witness report follow from that list.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+use listwatch_model::{ClientId, Observed};
+
+use crate::monitor::Monitor;
+use crate::observations::Observations;
+use crate::property::Violation;
+
+/// What a guarantee found broken: by which client (none for the manager) and what was seen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub client: Option<ClientId>,
+    pub detail: String,
+}
+
+impl Found {
+    /// Broken by `client`.
+    pub fn by(client: ClientId, detail: String) -> Found {
+        Found { client: Some(client), detail }
+    }
+
+    /// Broken by no one client (the manager, the environment's shared parts).
+    pub fn anyone(detail: String) -> Found {
+        Found { client: None, detail }
+    }
+
+    fn of(self, property: Property) -> Violation {
+        Violation { property, client: self.client, detail: self.detail }
+    }
+}
+
+/// One guarantee a list/watch cache must keep (see the module's documentation).
+pub trait Guarantee: Clone + Debug + Default + Eq + Hash {
+    /// The name used on the command line, in traces and in reports.
+    const NAME: &'static str;
+    /// The guarantee, as a violation quotes it.
+    const GUARANTEE: &'static str;
+    /// What must be reachable for a pass to mean something.
+    const WITNESS: &'static str;
+
+    /// Fold one observed event; `obs` shows the state after the step.
+    fn observe(&mut self, _obs: &impl Observations, _seen: &Observed) -> Option<Found> {
+        None
+    }
+
+    /// Judge the state after a step, once its events are folded.
+    fn after_step(&mut self, _obs: &impl Observations) -> Option<Found> {
+        None
+    }
+
+    /// Whether the guarantee is broken in this state, with the history kept so far.
+    fn violation(&self, _obs: &impl Observations, _monitor: &Monitor) -> Option<Found> {
+        None
+    }
+
+    /// Whether the witness is reached in this state.
+    fn witnessed(&self, obs: &impl Observations, monitor: &Monitor) -> bool;
+}
+
+macro_rules! guarantees {
+    ($($variant:ident($module:ident),)*) => {
+        $(pub mod $module;)*
+
+        /// One guarantee a list/watch cache must keep; each is the file of the same name.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Property {
+            $($variant,)*
+        }
+
+        impl Property {
+            /// How many properties there are.
+            pub const COUNT: usize = [$(Property::$variant),*].len();
+
+            /// Every property, in catalogue order (the order violations are looked for).
+            pub const ALL: [Property; Self::COUNT] = [$(Property::$variant),*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Property::$variant => <$module::State as Guarantee>::NAME,)*
+                }
+            }
+
+            /// The guarantee, as a violation quotes it.
+            pub fn guarantee(self) -> &'static str {
+                match self {
+                    $(Property::$variant => <$module::State as Guarantee>::GUARANTEE,)*
+                }
+            }
+
+            /// What must be reachable for a pass to mean something.
+            pub fn witness(self) -> &'static str {
+                match self {
+                    $(Property::$variant => <$module::State as Guarantee>::WITNESS,)*
+                }
+            }
+        }
+
+        /// What every guarantee remembers of a history, one field each.
+        #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct States {
+            $(pub $module: $module::State,)*
+        }
+
+        impl States {
+            /// Fold one event into every guarantee; the first violation found, if any.
+            pub(crate) fn observe(&mut self, obs: &impl Observations, seen: &Observed) -> Option<Violation> {
+                let mut first = None;
+                $(
+                    if let Some(found) = self.$module.observe(obs, seen) {
+                        first = first.or(Some(found.of(Property::$variant)));
+                    }
+                )*
+                first
+            }
+
+            /// Judge the state after a step in every guarantee; the first violation found, if any.
+            pub(crate) fn after_step(&mut self, obs: &impl Observations) -> Option<Violation> {
+                let mut first = None;
+                $(
+                    if let Some(found) = self.$module.after_step(obs) {
+                        first = first.or(Some(found.of(Property::$variant)));
+                    }
+                )*
+                first
+            }
+
+            pub(crate) fn violation(
+                &self,
+                property: Property,
+                obs: &impl Observations,
+                monitor: &Monitor,
+            ) -> Option<Violation> {
+                match property {
+                    $(Property::$variant => self.$module.violation(obs, monitor).map(|f| f.of(property)),)*
+                }
+            }
+
+            pub(crate) fn witnessed(&self, property: Property, obs: &impl Observations, monitor: &Monitor) -> bool {
+                match property {
+                    $(Property::$variant => self.$module.witnessed(obs, monitor),)*
+                }
+            }
+        }
+    };
+}
+
+guarantees! {
+    NoResurrectedDelete(no_resurrected_delete),
+    NoRvRegression(no_rv_regression),
+    CacheIsSnapshot(cache_is_snapshot),
+    Converges(converges),
+    NoLockAcrossUnboundedWait(no_lock_across_unbounded_wait),
+    NoNeedlessRelist(no_needless_relist),
+    NoBusyLoop(no_busy_loop),
+    WatchOrdered(watch_ordered),
+    WatchReliable(watch_reliable),
+    Backoff(backoff),
+    NotificationsMatchCache(notifications_match_cache),
+    StaleBounded(stale_bounded),
+    ReadyMeansListed(ready_means_listed),
+    RequestsAnswered(requests_answered),
+    ReadsFresh(reads_fresh),
+}
