@@ -57,6 +57,7 @@ fn compare(flaws: Flaws) {
 }
 
 #[test]
+#[ignore = "30 s in the test profile: .ci/run runs it in release"]
 fn the_correct_system_searched_as_stateright_does() {
     compare(Flaws::NONE);
 }

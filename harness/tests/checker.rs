@@ -14,6 +14,8 @@ fn check(flaws: Flaws, search: Search, stop: bool) -> Vec<Outcome> {
     worlds(Scope::Small, flaws).into_iter().map(|w| run(w.config, search, limits(stop))).collect()
 }
 
+/// The correct system holds in every world of the small scope, every witness is reached, and each
+/// world has exactly its pinned number of states.
 #[test]
 fn the_correct_system_holds_in_small_and_every_witness_is_reached() {
     let outcomes = check(Flaws::NONE, Search::Bfs, false);
@@ -26,28 +28,32 @@ fn the_correct_system_holds_in_small_and_every_witness_is_reached() {
         let reached = outcomes.iter().any(|o| o.verdicts.iter().any(|v| v.property == p && v.witnessed));
         assert!(reached, "witness of {p} not reached: {}", p.witness());
     }
+    let states: Vec<usize> = outcomes.iter().map(|o| o.states).collect();
+    assert_eq!(
+        states, PINNED,
+        "any change to the model shows here: update the numbers only for one you meant"
+    );
 }
 
-/// Any change to the model shows here as a diff: update the numbers only for a change you meant.
+/// Depth-first search sees the same state space.
 #[test]
-fn unique_state_counts_of_small_are_pinned_for_bfs_and_dfs() {
-    let bfs: Vec<usize> = check(Flaws::NONE, Search::Bfs, false).iter().map(|o| o.states).collect();
+#[ignore = "20 s in the test profile: .ci/run runs it in release"]
+fn dfs_sees_the_state_space_bfs_sees() {
     let dfs: Vec<usize> = check(Flaws::NONE, Search::Dfs, false).iter().map(|o| o.states).collect();
-    assert_eq!(
-        bfs,
-        vec![
-            BFS_LIST_WATCH,
-            WATCH_LIST,
-            MANAGER,
-            MID_UPGRADE,
-            SLOW_ETCD_WATCHER,
-            TWO_REFLECTORS,
-            PAGINATED,
-            LEASE_REVOKE
-        ]
-    );
-    assert_eq!(dfs, bfs, "both searches see the same state space");
+    assert_eq!(dfs, PINNED, "both searches see the same state space");
 }
+
+/// Unique states of each small world, in `worlds` order.
+const PINNED: [usize; 8] = [
+    BFS_LIST_WATCH,
+    WATCH_LIST,
+    MANAGER,
+    MID_UPGRADE,
+    SLOW_ETCD_WATCHER,
+    TWO_REFLECTORS,
+    PAGINATED,
+    LEASE_REVOKE,
+];
 
 // The monitor is part of the state. These grew (from 11,481 / 312 / 15,620) when it began to remember
 // what the backoff, notification and staleness properties need: a failure not yet waited out, the
@@ -111,6 +117,7 @@ fn etcd_3_4_loses_a_delete_to_a_slow_watcher_at_the_compaction_revision() {
 }
 
 #[test]
+#[ignore = "a minute in the test profile: .ci/run runs it in release (cargo test finds every flaw with proptest, the simulator and the corpus)"]
 fn every_flaw_is_caught_by_its_property_with_a_shortest_trace() {
     let expected = [
         (Flaw::StaleDeleteRv, Property::NoRvRegression, 8),

@@ -73,9 +73,14 @@ fn a_typo_gets_a_suggestion_on_its_one_line() {
 
 #[test]
 fn exit_status_follows_the_verdict() {
-    assert_eq!(run(&args(&["check", "--scope", "small"])), 0, "the correct system holds");
     assert_eq!(run(&args(&["check", "--scope", "small", "--flaw", "stop-on-close"])), 1, "a violation");
     assert_eq!(run(&args(&["check", "--scope", "small", "--max-states", "10"])), 2, "a limit hit");
+}
+
+#[test]
+#[ignore = "the whole small scope again (8 s in the test profile): .ci/run's `check` must exit 0 on the default scope"]
+fn exit_status_0_when_the_correct_system_holds() {
+    assert_eq!(run(&args(&["check", "--scope", "small"])), 0, "the correct system holds");
 }
 
 /// A pass whose witnesses are not all reached proves little: the client manager's world alone reaches

@@ -23,6 +23,8 @@ enum Bug {
     SilentRelistDelete,
     /// C1: a backoff of an hour (a cap set in the wrong unit): the client catches up, much too late.
     HourBackoff,
+    /// C8: readiness reported from the start, before any LIST reached the cache.
+    ReadyBeforeList,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -73,7 +75,7 @@ impl Client for Planted {
     }
 
     fn has_synced(&self) -> bool {
-        self.inner.has_synced()
+        self.bug == Bug::ReadyBeforeList || self.inner.has_synced()
     }
 
     fn cache(&self) -> &Cache {
@@ -120,6 +122,11 @@ fn notifications_match_cache_catches_a_relist_that_deletes_silently() {
 #[test]
 fn stale_bounded_catches_a_client_that_catches_up_an_hour_late() {
     assert_eq!(caught(Bug::HourBackoff).map(|c| c.0), Some(Property::StaleBounded));
+}
+
+#[test]
+fn ready_means_listed_catches_a_client_ready_before_its_first_list() {
+    assert_eq!(caught(Bug::ReadyBeforeList), Some((Property::ReadyMeansListed, 0)));
 }
 
 /// The wrapper forwards everything else unchanged: with no bug it sends what the model client sends.
