@@ -1,16 +1,13 @@
-//! A monitor of each client's history: the few facts a step-by-step judgement needs (the RV it
-//! claimed, the watch stream it is reading, what it owes after an ending or a failure, the handlers'
-//! view of its cache, how long it has been stale), and the client manager's locks and waits, folded
-//! from what was observed. Its first violation is kept, so that a checker sees it as part of the state.
+//! A monitor of each client's history: the facts several guarantees judge by (the RV it claimed, the
+//! watch stream it is reading, what it owes after an ending or a failure, how long it has been stale),
+//! folded from what was observed, and each guarantee's own history ([`States`]). Its first violation
+//! is kept, so that a checker sees it as part of the state.
 //!
 //! It reads only [`Observed`] events and [`Observations`]: never a component's internals.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use listwatch_model::manager::{ClusterId, LockMode, RequestId};
 use listwatch_model::{
-    ApiError, ClientId, ClientView, Key, ListRv, Message, Millis, Notification, Object, Observed, Request,
-    Rev, Timer, Uid, WatchEvent, WatchFrom,
+    ApiError, ClientId, ClientView, Key, ListRv, Message, Millis, Object, Observed, Request, Rev, Timer, Uid,
+    WatchEvent, WatchFrom,
 };
 
 use crate::guarantees::States;
@@ -19,8 +16,6 @@ use crate::observations::{Environment, Observations, Truth};
 use crate::property::{Property, Violation};
 use crate::truth::cache_equals_truth;
 
-/// Steps in a row that take no time and make no progress before it is a busy loop.
-pub const BUSY_STEPS_MAX: u8 = 8;
 /// Requests a client may make, once the environment is quiet, before it must be at rest.
 pub const QUIET_REQUESTS_MAX: u8 = 3;
 /// C1: the shortest backoff after a failure (client-go's initial 800 ms).
@@ -133,8 +128,6 @@ pub struct ClientMonitor {
     pub latest: Rev,
     pub complete: Rev,
     pub open_keys: KeySet,
-    /// Incarnations the cache has notified as deleted.
-    pub deleted: litemap::LiteMap<Uid, ()>,
     pub stream: Option<Stream>,
     pub outstanding: Option<Outstanding>,
     /// The current watch delivered an event or lasted past [`SHORT_WATCH_MS`].
@@ -169,15 +162,10 @@ pub struct ClientMonitor {
     pub requests_without_progress: u8,
     /// Model time towards the next reset of that count.
     pub rate_ms: Millis,
-    pub busy_steps: u8,
     /// The last request got an answer (a server saw it): only answered requests count against the
     /// quiet bound, so that a schedule that never routes anything proves nothing.
     pub answered: bool,
     pub quiet_requests: u8,
-    /// The cache as the handlers were told it, key by key.
-    pub notified: litemap::LiteMap<listwatch_model::Key, Object>,
-    /// A relist has notified a delete the watch never delivered.
-    pub relist_deleted: bool,
     /// After the last step the environment was quiet and settled and the cache differed from the store.
     pub stale: bool,
     /// Model time spent stale that way, counted up to past [`STALE_MS_MAX`].
@@ -186,20 +174,9 @@ pub struct ClientMonitor {
     pub recovered: bool,
 }
 
-/// What the monitor remembers of the client manager.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct ManagerMonitor {
-    pub held: BTreeMap<RequestId, LockMode>,
-    pub waiting: BTreeMap<RequestId, (ClusterId, Option<Millis>)>,
-    pub unreachable: BTreeSet<ClusterId>,
-    /// A request was served while a cluster was unreachable.
-    pub served_while_unreachable: bool,
-}
-
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Monitor {
     pub clients: Vec<ClientMonitor>,
-    pub manager: ManagerMonitor,
     /// What each guarantee keeps of the history itself ([`crate::guarantees`]).
     pub guarantees: States,
     pub violation: Option<Violation>,
@@ -210,7 +187,6 @@ impl Monitor {
     pub fn new(obs: &impl Observations, seen: &[Observed]) -> Self {
         let mut m = Monitor {
             clients: obs.client_ids().map(|_| ClientMonitor::default()).collect(),
-            manager: ManagerMonitor::default(),
             guarantees: States::default(),
             violation: None,
         };
@@ -246,7 +222,6 @@ impl Monitor {
         for client in obs.client_ids() {
             self.after_step(obs, client, env);
         }
-        self.manager_after_step();
         let found = self.guarantees.after_step(obs);
         self.keep(found);
     }
@@ -278,19 +253,17 @@ impl Monitor {
             | Observed::SilenceNoticed { client, .. }
             | Observed::WaitedInVain { client, .. }
             | Observed::Notified { client, .. } => *client,
-            _ => return self.observe_manager(o),
+            _ => return,
         };
         let i = usize::from(client.0);
         match o {
             Observed::Sent { request, .. } => self.sent(obs, client, request),
             Observed::Received { message, .. } => {
-                self.clients[i].busy_steps = 0;
                 self.clients[i].answered = true;
                 self.received(obs, client, message);
             }
             Observed::Garbled { event, .. } => {
                 let c = &mut self.clients[i];
-                c.busy_steps = 0;
                 c.answered = true;
                 if let Some(stream) = c.stream.as_mut() {
                     stream.garbled.get_or_insert(*event);
@@ -331,7 +304,6 @@ impl Monitor {
             Observed::TimerFired { after_ms, .. }
             | Observed::SilenceNoticed { after_ms, .. }
             | Observed::WaitedInVain { after_ms, .. } => self.time_passed(client, *after_ms),
-            Observed::Notified { notification, .. } => self.notified(client, notification),
             _ => {}
         }
     }
@@ -339,13 +311,6 @@ impl Monitor {
     /// Time passes for a client only when one of its timers fires, its transport finds a silent
     /// connection dead (A9), or a server made its request wait out a freshness bound (A12).
     fn time_passed(&mut self, client: ClientId, after_ms: Millis) {
-        let c = &mut self.clients[usize::from(client.0)];
-        c.busy_steps = if after_ms == 0 { c.busy_steps.saturating_add(1) } else { 0 };
-        if c.busy_steps > BUSY_STEPS_MAX {
-            let detail = format!("{} zero-delay steps in a row without a request or event", c.busy_steps);
-            self.fail(Property::NoBusyLoop, Some(client), detail);
-            return;
-        }
         let c = &mut self.clients[usize::from(client.0)];
         if matches!(c.outstanding, Some(Outstanding::Watch | Outstanding::WatchList { .. })) {
             c.watch_ms = (c.watch_ms + after_ms).min(SHORT_WATCH_MS);
@@ -378,7 +343,6 @@ impl Monitor {
     fn sent(&mut self, obs: &impl Observations, client: ClientId, request: &Request) {
         let i = usize::from(client.0);
         let c = &mut self.clients[i];
-        c.busy_steps = 0;
         if let (Some(rv), Request::ListPage { cont: Some(_), .. }) = (c.paging, request) {
             // A13: the next page of the LIST in progress, not a new request for the backoff, relist
             // and convergence rules.
@@ -671,90 +635,6 @@ impl Monitor {
         self.fail(Property::ReadyMeansListed, Some(client), detail.to_string());
     }
 
-    /// The handlers' view of the cache, and resurrections.
-    fn notified(&mut self, client: ClientId, notification: &Notification) {
-        let c = &mut self.clients[usize::from(client.0)];
-        let held = |o: &Object| c.notified.get(&o.key).copied();
-        let wrong = match notification {
-            Notification::Add(o) => held(o).map(|h| format!("add {o} while the handlers hold {h}")),
-            Notification::Update { old, new } => (held(new) != Some(*old)).then(|| {
-                let h = held(new).map_or("nothing".to_string(), |h| h.to_string());
-                format!("update {old} -> {new} while the handlers hold {h}")
-            }),
-            Notification::Delete(o) | Notification::DeletedFinalStateUnknown(o) => match held(o) {
-                Some(h) if h.uid == o.uid => None,
-                Some(h) => Some(format!("delete {o} while the handlers hold {h}")),
-                None => Some(format!("delete {o} of an object the handlers never got")),
-            },
-        };
-        match notification {
-            Notification::Add(o) | Notification::Update { new: o, .. } => {
-                c.notified.insert(o.key, *o);
-            }
-            Notification::Delete(o) | Notification::DeletedFinalStateUnknown(o) => {
-                c.notified.remove(&o.key);
-                c.deleted.insert(o.uid, ());
-            }
-        }
-        if matches!(notification, Notification::DeletedFinalStateUnknown(_)) {
-            c.relist_deleted = true;
-        }
-        let back = match notification {
-            Notification::Add(o) | Notification::Update { new: o, .. } if c.deleted.contains_key(&o.uid) => {
-                Some(*o)
-            }
-            _ => None,
-        };
-        if let Some(detail) = wrong {
-            self.fail(Property::NotificationsMatchCache, Some(client), detail);
-        }
-        if let Some(o) = back {
-            let detail = format!("{o} was deleted from the cache and is back");
-            self.fail(Property::NoResurrectedDelete, Some(client), detail);
-        }
-    }
-
-    fn observe_manager(&mut self, o: &Observed) {
-        let m = &mut self.manager;
-        match o {
-            Observed::LockTaken { request, mode } => {
-                m.held.insert(*request, *mode);
-            }
-            Observed::LockReleased { request, .. } => {
-                m.held.remove(request);
-            }
-            Observed::WaitEntered { request, cluster, bound_ms } => {
-                m.waiting.insert(*request, (*cluster, *bound_ms));
-            }
-            Observed::WaitLeft { request } => {
-                m.waiting.remove(request);
-            }
-            Observed::ClusterUnreachable { cluster } => {
-                m.unreachable.insert(*cluster);
-            }
-            Observed::ClusterReachable { cluster } => {
-                m.unreachable.remove(cluster);
-            }
-            Observed::ManagerDone { served: true, .. } if !m.unreachable.is_empty() => {
-                m.served_while_unreachable = true;
-            }
-            _ => {}
-        }
-    }
-
-    fn manager_after_step(&mut self) {
-        let m = &self.manager;
-        let found = m.held.iter().find_map(|(id, mode)| match m.waiting.get(id) {
-            Some((cluster, None)) => {
-                Some(format!("{id} holds the {mode:?} lock while waiting with no bound for {cluster}"))
-            }
-            _ => None,
-        });
-        if let Some(detail) = found {
-            self.fail(Property::NoLockAcrossUnboundedWait, None, detail);
-        }
-    }
-
     /// Per-client checks on the state after a step.
     fn after_step(&mut self, obs: &impl Observations, client: ClientId, env: Environment) {
         let i = usize::from(client.0);
@@ -775,14 +655,6 @@ impl Monitor {
         c.claimed = view.resource_version;
         c.unread = view.unread;
         self.readiness(client, &view);
-        let c = &mut self.clients[i];
-        let told = c.notified.len() != view.cache.len()
-            || view.cache.objects().any(|o| c.notified.get(&o.key) != Some(o));
-        if told {
-            let shown: Vec<String> = c.notified.values().map(|o| o.to_string()).collect();
-            let detail = format!("the handlers were told [{}], the cache differs", shown.join(", "));
-            self.fail(Property::NotificationsMatchCache, Some(client), detail);
-        }
         // Stale time: once the environment is quiet, model time that passes while nothing is in flight
         // and the cache differs from the store counts, until the cache equals it. The comparison is
         // made only where its answer is used.

@@ -43,6 +43,12 @@ impl Found {
     }
 }
 
+/// One entry per client of `obs`, for a guarantee that remembers something of each: sized on every
+/// step, so that two histories that know the same have the same state.
+pub fn per_client<T: Default>(entries: &mut Vec<T>, obs: &impl Observations) {
+    entries.resize_with(usize::from(obs.clients()), T::default);
+}
+
 /// One guarantee a list/watch cache must keep (see the module's documentation).
 pub trait Guarantee: Clone + Debug + Default + Eq + Hash {
     /// The name used on the command line, in traces and in reports.

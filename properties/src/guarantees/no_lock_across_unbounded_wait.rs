@@ -1,23 +1,68 @@
-//! `no-lock-across-unbounded-wait`.
-//!
-//! Locks taken and waits entered, as a tracer sees them: no request holds a lock while it waits
-//! with no bound.
-//!
-//! Judged from the history the [`Monitor`] keeps for several guarantees: the locks held and waits entered (`Monitor::observe_manager`).
+//! `no-lock-across-unbounded-wait`: locks taken and waits entered, as a tracer sees them: no request
+//! holds a lock while it waits with no bound (C8; seed 004).
 
-use crate::guarantees::Guarantee;
+use std::collections::{BTreeMap, BTreeSet};
+
+use listwatch_model::manager::{ClusterId, LockMode, RequestId};
+use listwatch_model::{Millis, Observed};
+
+use crate::guarantees::{Found, Guarantee};
 use crate::monitor::Monitor;
 use crate::observations::Observations;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct State;
+pub struct State {
+    pub held: BTreeMap<RequestId, LockMode>,
+    /// The waits entered and not left: for which cluster, with which bound (`None`: none).
+    pub waiting: BTreeMap<RequestId, (ClusterId, Option<Millis>)>,
+    pub unreachable: BTreeSet<ClusterId>,
+    /// A request was served while a cluster was unreachable.
+    pub served_while_unreachable: bool,
+}
 
 impl Guarantee for State {
     const NAME: &'static str = "no-lock-across-unbounded-wait";
     const GUARANTEE: &'static str = "nobody holds a lock while in a wait that has no bound";
     const WITNESS: &'static str = "a request is served while another cluster is unreachable";
 
-    fn witnessed(&self, _obs: &impl Observations, monitor: &Monitor) -> bool {
-        monitor.manager.served_while_unreachable
+    fn observe(&mut self, _obs: &impl Observations, seen: &Observed) -> Option<Found> {
+        match *seen {
+            Observed::LockTaken { request, mode } => {
+                self.held.insert(request, mode);
+            }
+            Observed::LockReleased { request, .. } => {
+                self.held.remove(&request);
+            }
+            Observed::WaitEntered { request, cluster, bound_ms } => {
+                self.waiting.insert(request, (cluster, bound_ms));
+            }
+            Observed::WaitLeft { request } => {
+                self.waiting.remove(&request);
+            }
+            Observed::ClusterUnreachable { cluster } => {
+                self.unreachable.insert(cluster);
+            }
+            Observed::ClusterReachable { cluster } => {
+                self.unreachable.remove(&cluster);
+            }
+            Observed::ManagerDone { served: true, .. } if !self.unreachable.is_empty() => {
+                self.served_while_unreachable = true;
+            }
+            _ => {}
+        }
+        None
+    }
+
+    fn after_step(&mut self, _obs: &impl Observations) -> Option<Found> {
+        self.held.iter().find_map(|(id, mode)| match self.waiting.get(id) {
+            Some((cluster, None)) => {
+                Some(Found::anyone(format!("{id} holds the {mode:?} lock while waiting with no bound for {cluster}")))
+            }
+            _ => None,
+        })
+    }
+
+    fn witnessed(&self, _obs: &impl Observations, _monitor: &Monitor) -> bool {
+        self.served_while_unreachable
     }
 }

@@ -1,19 +1,46 @@
-//! `no-resurrected-delete`.
-//!
-//! Judged from the history the [`Monitor`] keeps for several guarantees: the notifications that bring back a deleted incarnation (`Monitor::notified`).
+//! `no-resurrected-delete`: an incarnation the cache has seen deleted (its handlers were told), or
+//! that was deleted at or before the RV the client claims, never reappears in its cache (seed 000,
+//! kubernetes#58545; seed 001; kubernetes#59848).
 
-use crate::guarantees::{Found, Guarantee};
+use litemap::LiteMap;
+use listwatch_model::{Notification, Observed, Uid};
+
+use crate::guarantees::{per_client, Found, Guarantee};
 use crate::monitor::Monitor;
 use crate::observations::{Observations, Truth};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct State;
+pub struct State {
+    /// Per client, the incarnations its handlers were told are deleted.
+    pub deleted: Vec<LiteMap<Uid, ()>>,
+}
 
 impl Guarantee for State {
     const NAME: &'static str = "no-resurrected-delete";
     const GUARANTEE: &'static str = "an object incarnation the cache has seen deleted, or that was deleted at or before the RV \
                  the reflector claims, never reappears in the cache";
     const WITNESS: &'static str = "a delete is observed after a compaction";
+
+    fn observe(&mut self, obs: &impl Observations, seen: &Observed) -> Option<Found> {
+        per_client(&mut self.deleted, obs);
+        let Observed::Notified { client, notification } = seen else { return None };
+        let deleted = &mut self.deleted[usize::from(client.0)];
+        match notification {
+            Notification::Delete(o) | Notification::DeletedFinalStateUnknown(o) => {
+                deleted.insert(o.uid, ());
+                None
+            }
+            Notification::Add(o) | Notification::Update { new: o, .. } if deleted.contains_key(&o.uid) => {
+                Some(Found::by(*client, format!("{o} was deleted from the cache and is back")))
+            }
+            _ => None,
+        }
+    }
+
+    fn after_step(&mut self, obs: &impl Observations) -> Option<Found> {
+        per_client(&mut self.deleted, obs);
+        None
+    }
 
     fn violation(&self, obs: &impl Observations, monitor: &Monitor) -> Option<Found> {
         obs.client_ids().find_map(|c| {
@@ -30,7 +57,7 @@ impl Guarantee for State {
         })
     }
 
-    fn witnessed(&self, obs: &impl Observations, monitor: &Monitor) -> bool {
-        obs.truth().compacted().0 > 0 && monitor.clients.iter().any(|m| !m.deleted.is_empty())
+    fn witnessed(&self, obs: &impl Observations, _monitor: &Monitor) -> bool {
+        obs.truth().compacted().0 > 0 && self.deleted.iter().any(|d| !d.is_empty())
     }
 }
