@@ -5,7 +5,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use listwatch_harness::sim::campaign::Campaign;
 use listwatch_harness::sim::run::run_seed;
-use listwatch_model::Flaws;
+use listwatch_model::{FaultKinds, Flaws};
 
 const SEEDS: u64 = 200;
 
@@ -25,6 +25,7 @@ fn simulate(c: &mut Criterion) {
         shard: (1, 1),
         steps: 200,
         flaws: Flaws::NONE,
+        fault_kinds: FaultKinds::all(),
         out: std::env::temp_dir(),
     };
     let steps = steps_of_all_seeds(&campaign);

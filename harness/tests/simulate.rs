@@ -7,7 +7,7 @@ use listwatch_harness::replay::{replay, take_enabled};
 use listwatch_harness::sim::campaign::{self, Campaign};
 use listwatch_harness::sim::shrink::BUDGETS;
 use listwatch_harness::tracefile::{Trace, Verdict};
-use listwatch_model::{Action, Config, Flaw, Flaws, ModelReflector};
+use listwatch_model::{Action, Config, FaultKinds, Flaw, Flaws, ModelReflector};
 
 fn campaign(name: &str, seeds: u64, flaws: Flaws) -> Campaign {
     Campaign {
@@ -16,6 +16,7 @@ fn campaign(name: &str, seeds: u64, flaws: Flaws) -> Campaign {
         shard: (1, 1),
         steps: 200,
         flaws,
+        fault_kinds: FaultKinds::all(),
         out: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("simulate").join(name),
     }
 }
@@ -99,4 +100,36 @@ fn assert_minimal(trace: &Trace, flaw: Flaw) {
             assert!(!breaks(smaller, &trace.actions), "{flaw}: one of the {budget} could go");
         }
     }
+}
+
+/// `--fault-kinds` narrows the faults and nothing else: a seed keeps its world, and a campaign allowed
+/// no kind injects no fault.
+#[test]
+fn fault_kinds_narrow_the_faults_and_keep_each_seeds_world() {
+    use listwatch_harness::sim::run::run_seed_in;
+    use listwatch_model::FaultKind;
+    let only_500 = FaultKinds::NONE.with(FaultKind::InternalError);
+    for seed in 0..50 {
+        let all = run_seed_in(&ModelReflector, seed, Flaws::NONE, FaultKinds::all(), 200, 6_000);
+        let narrow = run_seed_in(&ModelReflector, seed, Flaws::NONE, only_500, 200, 6_000);
+        let (a, n) = (all.draw.config, narrow.draw.config);
+        assert_eq!((a.keys, a.writes, a.servers, a.reflectors), (n.keys, n.writes, n.servers, n.reflectors));
+        assert!(
+            n.fault_kinds.iter().all(|k| k == FaultKind::InternalError),
+            "seed {seed}: {:?}",
+            n.fault_kinds
+        );
+        let injected: u64 = FaultKind::ALL
+            .iter()
+            .filter(|k| **k != FaultKind::InternalError)
+            .map(|k| narrow.tally.faults[*k as usize])
+            .sum();
+        assert_eq!(injected, 0, "seed {seed}: a fault of another kind was injected");
+    }
+    let mut c = campaign("no-faults", 100, Flaws::NONE);
+    c.fault_kinds = FaultKinds::NONE;
+    let s = listwatch_harness::sim::campaign::run(&c, &ModelReflector).expect("runs");
+    assert!(s.failures.is_empty());
+    assert_eq!(s.tally.faults.iter().sum::<u64>(), 0, "no fault at all");
+    assert!(listwatch_harness::sim::campaign::text(&c, &s).contains("fault kinds: none"));
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use listwatch_model::{Flaw, Flaws};
+use listwatch_model::{FaultKind, FaultKinds, Flaw, Flaws};
 
 use super::clients::{with_clients, ClientChoice};
 use super::UsageError;
@@ -11,7 +11,8 @@ use crate::sim::campaign::{self, Campaign};
 pub const SIMULATE_HELP: &str = "\
 Each seed (default 0..100; --seed S alone runs S only) draws a world and a fault mix, takes --steps
 steps with faults, then heals and must come to rest with every cache equal to etcd, every property judged
-after every step. The first failure of each property is shrunk and written to --out. --shard K/N runs
+after every step (--fault-kinds narrows the faults a seed may draw, e.g. `--fault-kinds 500` or `none`).
+The first failure of each property is shrunk and written to --out. --shard K/N runs
 every Nth seed from the Kth (1-based), so N machines can share a campaign. The output is the same bytes
 for the same arguments; timings go to stderr.
 
@@ -42,6 +43,21 @@ fn shard(v: &str) -> Result<(u64, u64), String> {
     Ok((k, n))
 }
 
+/// `KIND,KIND,...` of the fault kinds' names, or `none`.
+fn fault_kinds(v: &str) -> Result<FaultKinds, String> {
+    if v == "none" {
+        return Ok(FaultKinds::NONE);
+    }
+    v.split(',')
+        .map(|name| {
+            FaultKind::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| {
+                let known: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown fault kind '{name}' (known: {}, or none)", known.join(", "))
+            })
+        })
+        .collect()
+}
+
 fn flaw(v: &str) -> Result<Flaw, String> {
     v.parse::<Flaw>().map_err(|e| e.to_string())
 }
@@ -64,6 +80,10 @@ pub struct SimulateArgs {
     /// Switch a catalogue flaw on (repeatable)
     #[arg(long = "flaw", value_name = "NAME", value_parser = flaw)]
     pub flaw: Vec<Flaw>,
+    /// Draw faults only of these kinds (comma-separated, or `none`): a campaign that isolates one
+    /// trigger. Every seed keeps the rest of its world.
+    #[arg(long, value_name = "KINDS", value_parser = fault_kinds)]
+    pub fault_kinds: Option<FaultKinds>,
     /// Where shrunk failures are written
     #[arg(long, value_name = "DIR", default_value = "target/listwatch/failures")]
     pub out: PathBuf,
@@ -90,7 +110,15 @@ impl SimulateArgs {
                 "--flaw: flaws are planted in the model reflector; --client is another client".into(),
             ));
         }
-        Ok(Campaign { first_seed, seeds, shard: self.shard, steps: self.steps, flaws, out: self.out.clone() })
+        Ok(Campaign {
+            first_seed,
+            seeds,
+            shard: self.shard,
+            steps: self.steps,
+            flaws,
+            fault_kinds: self.fault_kinds.unwrap_or_else(FaultKinds::all),
+            out: self.out.clone(),
+        })
     }
 }
 

@@ -5,10 +5,10 @@ use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use listwatch_model::{Clients, FaultKind, Flaws, ModelReflector};
+use listwatch_model::{Clients, FaultKind, FaultKinds, Flaws, ModelReflector};
 use listwatch_properties::Property;
 
-use super::run::{run_seed_with, End, Tally};
+use super::run::{run_seed_in, End, Tally};
 use super::shrink::shrink_with;
 use crate::tracefile::{Trace, Verdict};
 
@@ -21,6 +21,8 @@ pub struct Campaign {
     pub shard: (u64, u64),
     pub steps: u32,
     pub flaws: Flaws,
+    /// The fault kinds a seed may draw (every kind by default): a campaign that isolates one trigger.
+    pub fault_kinds: FaultKinds,
     pub out: PathBuf,
 }
 
@@ -72,7 +74,7 @@ pub fn run<K: Clients>(c: &Campaign, k: &K) -> Result<Summary, String> {
         if crate::interrupt::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
             return Err(format!("interrupted after {} seeds: incomplete", summary.seeds_run));
         }
-        let run = run_seed_with(k, seed, c.flaws, c.steps, c.heal_limit());
+        let run = run_seed_in(k, seed, c.flaws, c.fault_kinds, c.steps, c.heal_limit());
         summary.seeds_run += 1;
         summary.tally.add(&run.tally);
         let (what, detail) = match &run.end {
@@ -166,14 +168,15 @@ fn thousands(n: u64) -> String {
 pub fn text(c: &Campaign, s: &Summary) -> String {
     let t = &s.tally;
     let mut out = format!(
-        "listwatch simulate: seeds {}..{} (shard {}/{}: {} seeds), {} safety steps then heal, flaws: {}\n",
+        "listwatch simulate: seeds {}..{} (shard {}/{}: {} seeds), {} safety steps then heal, flaws: {}{}\n",
         c.first_seed,
         c.first_seed + c.seeds,
         c.shard.0,
         c.shard.1,
         s.seeds_run,
         c.steps,
-        c.flaws
+        c.flaws,
+        restricted(c).map(|k| format!(", fault kinds: {k}")).unwrap_or_default()
     );
     let passed = s.seeds_run - s.failures.len() as u64;
     out.push_str(&format!("  seeds passed     {passed} / {}\n", s.seeds_run));
@@ -220,7 +223,22 @@ fn flags(c: &Campaign) -> String {
     for f in c.flaws.iter() {
         s.push_str(&format!(" --flaw {}", f.name()));
     }
+    if let Some(kinds) = restricted(c) {
+        s.push_str(&format!(" --fault-kinds {kinds}"));
+    }
     s
+}
+
+/// The fault kinds a campaign allows, spelt as `--fault-kinds` takes them, when it does not allow all.
+fn restricted(c: &Campaign) -> Option<String> {
+    (c.fault_kinds != FaultKinds::all()).then(|| {
+        let names: Vec<&str> = c.fault_kinds.iter().map(|k| k.name()).collect();
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(",")
+        }
+    })
 }
 
 /// The summary as JSON: deterministic, keys sorted.
@@ -252,6 +270,7 @@ pub fn json(c: &Campaign, s: &Summary) -> String {
         "seeds_run": s.seeds_run,
         "safety_steps_per_seed": c.steps,
         "flaws": c.flaws.iter().map(|f| f.name()).collect::<Vec<_>>(),
+        "fault_kinds": c.fault_kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
         "steps": { "safety": t.safety_steps, "heal": t.heal_steps },
         "faults": faults,
         "requests": { "list": t.lists, "streaming_list": t.streaming_lists, "watch": t.watches },

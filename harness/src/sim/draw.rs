@@ -130,6 +130,18 @@ impl Draw {
         }
     }
 
+    /// Inject faults only of the kinds in `allowed`: the others are off (weight 0), and a seed left with
+    /// no kind injects none. The rest of the draw is the seed's, so a seed keeps its world.
+    pub fn restrict(&mut self, allowed: FaultKinds) {
+        for kind in FaultKind::ALL.into_iter().filter(|k| !allowed.has(*k)) {
+            self.config.fault_kinds = self.config.fault_kinds.without(kind);
+            self.weights[StepKind::Fault(kind).index()] = 0;
+        }
+        if self.config.fault_kinds == FaultKinds::NONE {
+            self.config.faults = 0;
+        }
+    }
+
     /// Draw a world and a fault mix from `seed`, with `flaws` on. The generator goes on to pick the steps.
     pub fn new(seed: u64, flaws: Flaws) -> (Draw, Rng) {
         Self::new_with(seed, flaws, false)

@@ -2,7 +2,7 @@
 //! reflector to rest with its cache equal to the truth. Every state is judged by the same properties as
 //! the exhaustive checker.
 
-use listwatch_model::{Action, Client, Clients, FaultKind, ModelReflector, Observed, System};
+use listwatch_model::{Action, Client, Clients, FaultKind, FaultKinds, ModelReflector, Observed, System};
 use listwatch_properties::{first_violation, witnessed, Monitor, Property, Violation};
 
 use super::draw::Draw;
@@ -80,7 +80,20 @@ pub fn run_seed_with<K: Clients>(
     safety_steps: u32,
     heal_limit: u32,
 ) -> Run {
-    let (draw, mut rng) = Draw::new_with(seed, flaws, clients.over_the_wire());
+    run_seed_in(clients, seed, flaws, FaultKinds::all(), safety_steps, heal_limit)
+}
+
+/// [`run_seed_with`], the faults drawn only among `fault_kinds` (the rest of the draw unchanged).
+pub fn run_seed_in<K: Clients>(
+    clients: &K,
+    seed: u64,
+    flaws: Flaws,
+    fault_kinds: FaultKinds,
+    safety_steps: u32,
+    heal_limit: u32,
+) -> Run {
+    let (mut draw, mut rng) = Draw::new_with(seed, flaws, clients.over_the_wire());
+    draw.restrict(fault_kinds);
     let config = draw.config;
     let (mut sys, seen) = System::start_with(config, |id| clients.make(&config, seed, id));
     let mut monitor = Monitor::new(&sys, &seen);
