@@ -6,8 +6,8 @@
 //! It reads only [`Observed`] events and [`Observations`]: never a component's internals.
 
 use listwatch_model::{
-    ApiError, ClientId, ClientView, Key, ListRv, Message, Millis, Object, Observed, Request, Rev, Timer, Uid,
-    WatchEvent, WatchFrom,
+    ApiError, ClientId, Key, ListRv, Message, Millis, Object, Observed, Request, Rev, Uid, WatchEvent,
+    WatchFrom,
 };
 
 use crate::guarantees::States;
@@ -116,9 +116,6 @@ impl std::fmt::Display for Failure {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ClientMonitor {
     pub claimed: Rev,
-    /// C8: a readiness poll of the client fired in this step (client-go's `WaitForCacheSync`): it may
-    /// lag a full LIST until then, not after.
-    pub polled: bool,
     /// After the last step, something delivered to the client still waited to be read: its claim may
     /// move up to what it received (`latest`) when it reads, in the step that re-watches.
     pub unread: bool,
@@ -140,8 +137,6 @@ pub struct ClientMonitor {
     pub resumed: bool,
     /// The current watch got a bookmark past its last event (A8).
     pub bookmarked: bool,
-    /// A full LIST has reached the client (C8).
-    pub listed: bool,
     pub last_error: Option<ApiError>,
     /// C1: a failure was seen and the floor has not passed since: the next request must wait.
     pub owe_backoff: Option<Failure>,
@@ -296,10 +291,6 @@ impl Monitor {
                 }
                 c.stream = None;
                 c.outstanding = None;
-            }
-            Observed::TimerFired { timer: Timer::Poll, after_ms, .. } => {
-                self.clients[i].polled = true;
-                self.time_passed(client, *after_ms);
             }
             Observed::TimerFired { after_ms, .. }
             | Observed::SilenceNoticed { after_ms, .. }
@@ -465,7 +456,6 @@ impl Monitor {
                 };
                 c.last_error = None;
                 c.paging = list.cont.is_some().then_some(rv);
-                c.listed |= list.cont.is_none();
                 if list.cont.is_none() {
                     (c.latest, c.complete, c.open_keys) = (list.rv, list.rv, KeySet::default());
                 }
@@ -596,7 +586,6 @@ impl Monitor {
         let c = &mut self.clients[usize::from(client.0)];
         c.watch_progress = true;
         let WatchEvent::InitialEventsEnd(rv) = *event else { return };
-        c.listed = true;
         c.last_error = None;
         (c.latest, c.complete, c.open_keys) = (rv, rv, KeySet::default());
         c.outstanding = Some(Outstanding::Watch);
@@ -614,25 +603,6 @@ impl Monitor {
             None if rv >= c.latest => (c.complete, c.latest, c.open_keys) = (rv, rv, KeySet::default()),
             _ => {}
         }
-    }
-
-    /// C8: readiness follows the first full list, at once or at the waiters' next poll.
-    fn readiness(&mut self, client: ClientId, view: &ClientView<'_>) {
-        let c = &mut self.clients[usize::from(client.0)];
-        let polled = std::mem::take(&mut c.polled);
-        let detail = match (c.listed, view.synced) {
-            (false, true) => "reports ready before any full LIST reached its cache",
-            // A list that arrived but waits unread (the client sleeps a backoff) has not reached it; a
-            // waiter that polls sees it at its next poll, which is scheduled.
-            (true, false) if view.between_events && polled => {
-                "is not ready although its waiters polled after a full LIST reached its cache"
-            }
-            (true, false) if view.between_events && !view.readiness_pending => {
-                "is not ready although a full LIST reached its cache"
-            }
-            _ => return,
-        };
-        self.fail(Property::ReadyMeansListed, Some(client), detail.to_string());
     }
 
     /// Per-client checks on the state after a step.
@@ -654,7 +624,6 @@ impl Monitor {
         }
         c.claimed = view.resource_version;
         c.unread = view.unread;
-        self.readiness(client, &view);
         // Stale time: once the environment is quiet, model time that passes while nothing is in flight
         // and the cache differs from the store counts, until the cache equals it. The comparison is
         // made only where its answer is used.

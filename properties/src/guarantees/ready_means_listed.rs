@@ -1,20 +1,73 @@
-//! `ready-means-listed`.
-//!
-//! C8: ready (synced) exactly once a full list has reached the cache.
-//!
-//! Judged from the history the [`Monitor`] keeps for several guarantees: full lists reaching the client, and its readiness (`Monitor::readiness`).
+//! `ready-means-listed` (C8): a client reports ready (synced) only once a full list has reached its
+//! cache (a LIST's last page, or a streaming list's initial-events-end bookmark), and from then on, at
+//! once or at its waiters' next poll (client-go's `WaitForCacheSync` polls every 100 ms).
 
-use crate::guarantees::Guarantee;
+use listwatch_model::{Message, Observed, Timer, WatchEvent};
+
+use crate::guarantees::{per_client, Found, Guarantee};
 use crate::monitor::Monitor;
 use crate::observations::Observations;
 
+/// What this guarantee remembers of one client.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct State;
+pub struct Readiness {
+    /// A full list has reached the client.
+    pub listed: bool,
+    /// A readiness poll of the client fired in this step: it may lag a full list until then, not after.
+    pub polled: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct State {
+    pub clients: Vec<Readiness>,
+}
 
 impl Guarantee for State {
     const NAME: &'static str = "ready-means-listed";
-    const GUARANTEE: &'static str = "a client reports ready (synced) only once a full LIST has reached its cache, and from then on";
+    const GUARANTEE: &'static str =
+        "a client reports ready (synced) only once a full LIST has reached its cache, and from then on";
     const WITNESS: &'static str = "a client becomes ready";
+
+    fn observe(&mut self, obs: &impl Observations, seen: &Observed) -> Option<Found> {
+        per_client(&mut self.clients, obs);
+        match seen {
+            Observed::Received { client, message: Message::List(Ok(list)) } => {
+                self.clients[usize::from(client.0)].listed |= list.cont.is_none();
+            }
+            Observed::Received { client, message: Message::Event(WatchEvent::InitialEventsEnd(_)) } => {
+                self.clients[usize::from(client.0)].listed = true;
+            }
+            Observed::TimerFired { client, timer: Timer::Poll, .. } => {
+                self.clients[usize::from(client.0)].polled = true;
+            }
+            _ => {}
+        }
+        None
+    }
+
+    fn after_step(&mut self, obs: &impl Observations) -> Option<Found> {
+        per_client(&mut self.clients, obs);
+        let mut found = None;
+        for c in obs.client_ids() {
+            let view = obs.client(c);
+            let r = &mut self.clients[usize::from(c.0)];
+            let polled = std::mem::take(&mut r.polled);
+            let detail = match (r.listed, view.synced) {
+                (false, true) => "reports ready before any full LIST reached its cache",
+                // A list that arrived but waits unread (the client sleeps a backoff) has not reached
+                // it; a waiter that polls sees it at its next poll, which is scheduled.
+                (true, false) if view.between_events && polled => {
+                    "is not ready although its waiters polled after a full LIST reached its cache"
+                }
+                (true, false) if view.between_events && !view.readiness_pending => {
+                    "is not ready although a full LIST reached its cache"
+                }
+                _ => continue,
+            };
+            found = found.or(Some(Found::by(c, detail.to_string())));
+        }
+        found
+    }
 
     fn witnessed(&self, obs: &impl Observations, _monitor: &Monitor) -> bool {
         obs.client_ids().any(|c| obs.client(c).synced)
