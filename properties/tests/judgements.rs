@@ -111,11 +111,11 @@ fn a_streaming_list_is_judged_as_a_list_and_its_retry_needs_no_backoff() {
     let mut run = Run::new(watch_list_config(Flaws::NONE));
     run.step(Action::Create(Key(0))).drain(Action::Ingest(S));
     run.step(Action::Route(R, S)).step(Action::Deliver(R)); // ADDED a@1
-    assert!(!run.sys.view(R).synced && !run.monitor.clients[0].listed);
+    assert!(!run.sys.view(R).synced && !run.monitor.guarantees.ready_means_listed.clients[0].listed);
     run.step(Action::Fault(Fault::Disconnect(R))); // retried at once
     run.step(Action::Delete(Key(0))).drain(Action::Ingest(S));
     run.step(Action::Route(R, S)).drain(Action::Deliver(R));
-    assert!(run.sys.view(R).synced && run.monitor.clients[0].listed);
+    assert!(run.sys.view(R).synced && run.monitor.guarantees.ready_means_listed.clients[0].listed);
     assert!(witnessed(Property::ReadyMeansListed, &run.sys, &run.monitor));
     assert_eq!(first_violation(&run.sys, &run.monitor), None);
     // The same story with the aborted stream's buffer kept: the Replace holds a deleted object.
