@@ -1,5 +1,6 @@
 //! The client manager with real threads: an unreachable cluster times out its own callers only; the
-//! flawed manager (sync-under-lock) hangs every other cluster's requests, and this test catches it.
+//! flawed managers hang every other cluster's requests (sync-under-lock) or the caller's own for as long
+//! as its cluster is unreachable (sync-wait-unbounded), and these tests catch both.
 #![cfg(not(loom))]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -79,6 +80,29 @@ fn the_flawed_manager_hangs_other_clusters_and_is_caught() {
     let (served, _) =
         b_served_while_a_is_stuck(Flaws::only(Flaw::SyncUnderLock), Duration::from_millis(1000));
     assert!(!served, "sync-under-lock should hang cluster b behind a's wait under the write lock");
+}
+
+/// controller-runtime#1219: with no bound on the wait, though outside the lock, cluster b is served
+/// and the request for the unreachable cluster is not answered at all until it comes back.
+#[test]
+fn the_unbounded_wait_hangs_only_the_request_that_asked() {
+    let down = Arc::new(Cluster::default());
+    let m = manager(Flaws::only(Flaw::SyncWaitUnbounded), Arc::new(AtomicUsize::new(0)), Arc::clone(&down));
+    let (m1, m2) = (Arc::clone(&m), Arc::clone(&m));
+    let (tx, answered) = mpsc::channel();
+    let a = std::thread::spawn(move || {
+        let _ = tx.send(m1.get("down-a").is_ok());
+    });
+    assert!(std::thread::spawn(move || m2.get("b").is_ok()).join().expect("b's thread"), "b is served");
+    // Three times the correct manager's 300 ms bound, and no answer.
+    assert!(answered.recv_timeout(Duration::from_millis(900)).is_err(), "a was answered");
+    down.ready.mark_synced();
+    assert_eq!(
+        answered.recv_timeout(Duration::from_secs(5)),
+        Ok(true),
+        "a is served once the cluster is back"
+    );
+    a.join().expect("a's thread");
 }
 
 #[test]

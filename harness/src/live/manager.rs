@@ -80,7 +80,9 @@ impl<C: ClusterCache> ClientManager<C> {
                 cache
             }
         };
-        if cache.readiness().wait(Some(self.sync_timeout)) {
+        // The flaw sync-wait-unbounded: no bound on the wait, though it is outside the lock.
+        let bound = (!self.flaws.has(Flaw::SyncWaitUnbounded)).then_some(self.sync_timeout);
+        if cache.readiness().wait(bound) {
             Ok(cache)
         } else {
             Err(ManagerError::SyncTimeout { cluster: cluster.to_string(), waited: self.sync_timeout })
