@@ -24,7 +24,7 @@ pub struct State {
     /// The unanswered requests: the cluster each asked for, and the model time it has waited (counted
     /// up to [`ANSWER_WITHIN_MS`]).
     pub waiting: BTreeMap<RequestId, (ClusterId, Millis)>,
-    /// A request was answered after model time passed while it waited.
+    /// A request was answered after model time passed while it waited (its witness).
     pub answered_after_waiting: bool,
 }
 
@@ -32,7 +32,7 @@ impl Guarantee for State {
     const NAME: &'static str = "requests-answered";
     const GUARANTEE: &'static str = "every request for a cluster's cache is answered, with the cache or an \
         error, within a minute of model time, whatever the environment does";
-    const WITNESS: &'static str = "a request that waited for an unreachable cluster is answered";
+    const WITNESS: &'static str = "a request is answered after model time passed while it waited";
 
     fn observe(&mut self, _obs: &impl Observations, seen: &Observed) -> Option<Found> {
         match *seen {
