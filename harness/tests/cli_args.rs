@@ -147,3 +147,21 @@ fn conformance_arguments_are_checked_before_etcd_is_needed() {
         assert!(stderr.contains("scripts/install-etcd") && stderr.contains("--features etcd"), "{stderr}");
     }
 }
+
+/// `--fault-kinds` takes names or `none`; a wrong name is one line naming the argument and the names.
+#[test]
+fn fault_kinds_are_named_or_none() {
+    use listwatch_harness::cli::{parse_command, Command};
+    use listwatch_model::{FaultKind, FaultKinds};
+    let kinds = |v: &str| match parse_command(&args(&["simulate", "--fault-kinds", v])) {
+        Ok(Some(Command::Simulate(s))) => Ok(s.campaign().expect("a campaign").fault_kinds),
+        Ok(_) => panic!("not simulate"),
+        Err(e) => Err(e.to_string()),
+    };
+    let two = FaultKinds::NONE.with(FaultKind::InternalError).with(FaultKind::Disconnect);
+    assert_eq!(kinds("500,disconnect"), Ok(two));
+    assert_eq!(kinds("none"), Ok(FaultKinds::NONE));
+    let err = kinds("500,bogus").expect_err("an unknown kind");
+    assert!(err.contains("--fault-kinds") && err.contains("unknown fault kind 'bogus'"), "{err}");
+    assert_eq!(run(&args(&["simulate", "--fault-kinds", "bogus"])), 2);
+}
