@@ -250,7 +250,7 @@ pub fn bugs_text(run: &Run, caught: &[Catch], correct: &[Outcome]) -> String {
     let _ = writeln!(out, "listwatch bugs: scope {}", run.scope.name());
     let _ = writeln!(
         out,
-        "  {:<24} {:<22} {:<7} {:<31} {:>9} {:>8} {:>6}",
+        "  {:<24} {:<24} {:<7} {:<31} {:>9} {:>8} {:>6}",
         "flaw", "upstream", "caught", "property", "states", "seconds", "steps"
     );
     for c in caught {
@@ -260,7 +260,7 @@ pub fn bugs_text(run: &Run, caught: &[Catch], correct: &[Outcome]) -> String {
         };
         let _ = writeln!(
             out,
-            "  {:<24} {:<22} {:<7} {:<31} {:>9} {:>8.2} {:>6}",
+            "  {:<24} {:<24} {:<7} {:<31} {:>9} {:>8.2} {:>6}",
             c.flaw.name(),
             c.flaw.upstream(),
             yes,
