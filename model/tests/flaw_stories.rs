@@ -134,30 +134,39 @@ fn spin_on_close_busy_loops_without_progress() {
     assert!(!progress, "a hundred zero-delay steps, not one request");
 }
 
-/// Seed 004: one unreachable cluster hangs every other cluster's request.
-#[test]
-fn sync_under_lock_hangs_other_clusters() {
-    let config = Config {
+/// The client manager alone: two clusters, two requests, one pause.
+fn manager_world() -> Config {
+    Config {
         reflectors: 0,
         writes: 0,
         faults: 1,
         fault_kinds: FaultKinds::NONE.with(FaultKind::PauseCluster),
         manager: Some(ManagerConfig { clusters: 2, requests: 2 }),
         ..Config::default()
-    };
+    }
+}
+
+/// Cluster 0 goes down; request 0 (for it) goes as far as it can, then request 1 (cluster 1, which
+/// syncs when asked).
+fn two_requests_cluster_0_down(s: &mut Story) {
     let (r0, r1) = (RequestId(0), RequestId(1));
-    let (flawed, correct) = both(Flaw::SyncUnderLock, config, |s| {
-        s.step(Action::Fault(Fault::PauseCluster(ClusterId(0))));
-        for _ in 0..4 {
-            s.step(Action::ManagerStep(r0));
+    s.step(Action::Fault(Fault::PauseCluster(ClusterId(0))));
+    for _ in 0..4 {
+        s.step(Action::ManagerStep(r0));
+    }
+    while s.sys.enabled(Action::ManagerStep(r1)) {
+        s.step(Action::ManagerStep(r1));
+        if s.sys.enabled(Action::ClusterSync(ClusterId(1))) {
+            s.step(Action::ClusterSync(ClusterId(1)));
         }
-        while s.sys.enabled(Action::ManagerStep(r1)) {
-            s.step(Action::ManagerStep(r1));
-            if s.sys.enabled(Action::ClusterSync(ClusterId(1))) {
-                s.step(Action::ClusterSync(ClusterId(1)));
-            }
-        }
-    });
+    }
+}
+
+/// Seed 004: one unreachable cluster hangs every other cluster's request.
+#[test]
+fn sync_under_lock_hangs_other_clusters() {
+    let (r0, r1) = (RequestId(0), RequestId(1));
+    let (flawed, correct) = both(Flaw::SyncUnderLock, manager_world(), two_requests_cluster_0_down);
     let m = correct.sys.manager().unwrap();
     assert_eq!(m.request(r1).unwrap().step, Step::Done(Outcome::Served), "cluster 1 is served");
     assert_eq!(m.held(r0), None);
@@ -183,26 +192,9 @@ fn sync_under_lock_hangs_other_clusters() {
 /// lock: other requests are served, the one that asked hangs while its cluster is unreachable.
 #[test]
 fn sync_wait_unbounded_hangs_the_request_that_asked_and_no_other() {
-    let config = Config {
-        reflectors: 0,
-        writes: 0,
-        faults: 1,
-        fault_kinds: FaultKinds::NONE.with(FaultKind::PauseCluster),
-        manager: Some(ManagerConfig { clusters: 2, requests: 2 }),
-        ..Config::default()
-    };
     let (r0, r1) = (RequestId(0), RequestId(1));
-    let (mut flawed, correct) = both(Flaw::SyncWaitUnbounded, config, |s| {
-        s.step(Action::Fault(Fault::PauseCluster(ClusterId(0))));
-        for _ in 0..4 {
-            s.step(Action::ManagerStep(r0));
-        }
-        while s.sys.enabled(Action::ManagerStep(r1)) {
-            s.step(Action::ManagerStep(r1));
-            if s.sys.enabled(Action::ClusterSync(ClusterId(1))) {
-                s.step(Action::ClusterSync(ClusterId(1)));
-            }
-        }
+    let (mut flawed, correct) = both(Flaw::SyncWaitUnbounded, manager_world(), |s| {
+        two_requests_cluster_0_down(s);
         s.step(Action::ManagerTime);
     });
     for story in [&flawed, &correct] {
