@@ -6,10 +6,11 @@
 //! ground truth. Nothing here reads how a client is built, so the model reflector, a recorded stream
 //! ([`recording`]) and a foreign client library are judged by the same code.
 //!
-//! Two kinds of judgement: a [`Monitor`] folds each step's observations and keeps the first violation
-//! of a history property (`no-rv-regression`, `no-needless-relist`, `backoff`, the watch-stream ones,
-//! ...); [`violation`] judges a state (`cache-is-snapshot`, `converges`, ...). Each property has a
-//! witness ([`witnessed`]) that a checker must reach, so that a pass is never vacuous.
+//! Each guarantee is one file of [`guarantees`], registered by one line there: it judges a history
+//! event by event and after each step, and a state ([`violation`]); a [`Monitor`] folds each step's
+//! observations into every guarantee's history and into the bookkeeping several share, and keeps the
+//! first violation. Each property has a witness ([`witnessed`]) that a checker must reach, so that a
+//! pass is never vacuous.
 
 pub mod guarantees;
 pub mod judge;
