@@ -15,7 +15,7 @@
 //! | ERROR event or refusal 500, other errors              | -        | any, after a backoff  |
 //!
 //! The property forbids a LIST (and a WATCH from another RV than the one claimed) where the table
-//! says WATCH; the backoffs are [`Property::Backoff`]'s.
+//! says WATCH; the backoffs are `backoff`'s ([`super::backoff`]).
 //!
 //! Judged from the history the [`Monitor`] keeps for several guarantees: the endings that oblige a re-watch and the request that follows (`Monitor::sent`).
 
