@@ -76,6 +76,8 @@ pub fn parse(text: &str) -> Result<Action, String> {
             arity(1).and_then(|_| client(0)).map(|c| Action::Fault(Fault::FreshnessTimeout(c)))?
         }
         "garble" => arity(1).and_then(|_| client(0)).map(|c| Action::Fault(Fault::Garble(c)))?,
+        "hold-consumer" => arity(1).and_then(|_| client(0)).map(|c| Action::Fault(Fault::HoldConsumer(c)))?,
+        "release-consumer" => arity(1).and_then(|_| client(0)).map(Action::ReleaseConsumer)?,
         "pause" => arity(1).and_then(|_| cluster(0)).map(|c| Action::Fault(Fault::PauseCluster(c)))?,
         "manager-step" => arity(1).and_then(|_| request(0)).map(Action::ManagerStep)?,
         "manager-time" => arity(0).map(|_| Action::ManagerTime)?,
@@ -144,6 +146,8 @@ mod tests {
             Action::SilenceNoticed(c),
             Action::Fault(Fault::FreshnessTimeout(c)),
             Action::Fault(Fault::Garble(c)),
+            Action::Fault(Fault::HoldConsumer(c)),
+            Action::ReleaseConsumer(c),
             Action::Fault(Fault::PauseCluster(ClusterId(1))),
             Action::ManagerStep(RequestId(3)),
             Action::ManagerTime,

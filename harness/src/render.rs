@@ -192,8 +192,11 @@ fn over(action: &Action) -> String {
             format!("R{}", c.0)
         }
         Action::FireTimer(c) | Action::Bookmark(c) | Action::ListWaitExpired(c) => format!("R{}", c.0),
-        Action::Fault(Fault::SilentDeath(c) | Fault::FreshnessTimeout(c) | Fault::Garble(c))
-        | Action::SilenceNoticed(c) => {
+        Action::Fault(
+            Fault::SilentDeath(c) | Fault::FreshnessTimeout(c) | Fault::Garble(c) | Fault::HoldConsumer(c),
+        )
+        | Action::SilenceNoticed(c)
+        | Action::ReleaseConsumer(c) => {
             format!("R{}", c.0)
         }
         Action::Fault(Fault::EvictCache(s) | Fault::RelistCache(s) | Fault::RestartServer(s)) => {

@@ -47,7 +47,8 @@ fn weight(weights: &[u8; 12], action: &Action) -> u32 {
             | FaultKind::ServerTimeout
             | FaultKind::SilentDeath
             | FaultKind::SlowProgress
-            | FaultKind::GarbledLine,
+            | FaultKind::GarbledLine
+            | FaultKind::SlowConsumer,
         ) => 8,
         StepKind::Fault(
             FaultKind::TooManyRequests | FaultKind::InternalError | FaultKind::ConnectionRefused,

@@ -70,6 +70,7 @@ fn shown(rv: u32, synced: bool) -> Shown {
         watch_at_rest: false,
         connected: true,
         scheduled: false,
+        queued: false,
         cache: Vec::new(),
     }
 }

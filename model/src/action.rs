@@ -52,6 +52,8 @@ pub enum Action {
     /// check) and breaks it. Time passes: the client's detection bound, which no timer of its own
     /// reaches first.
     SilenceNoticed(ClientId),
+    /// A client's held consumer goes on (healing; costs no fault).
+    ReleaseConsumer(ClientId),
     /// The environment stops injecting faults: what is left of the fault budget is spent. A simulator's
     /// heal phase starts with it. [`crate::System::actions`] never offers it (a checker explores every
     /// use of the budget instead); it is always enabled.
@@ -84,6 +86,9 @@ pub enum Fault {
     FreshnessTimeout(ClientId),
     /// The next event on an open watch will arrive as a line that does not decode.
     Garble(ClientId),
+    /// A client's consumer stops before its next pop (a slow handler with a backlog): what its
+    /// reflector pushes waits in its queue until [`Action::ReleaseConsumer`].
+    HoldConsumer(ClientId),
 }
 
 impl Fault {
@@ -104,6 +109,7 @@ impl Fault {
             Fault::SilentDeath(_) => FaultKind::SilentDeath,
             Fault::FreshnessTimeout(_) => FaultKind::SlowProgress,
             Fault::Garble(_) => FaultKind::GarbledLine,
+            Fault::HoldConsumer(_) => FaultKind::SlowConsumer,
         }
     }
 }
@@ -120,7 +126,8 @@ impl Action {
             | Action::Deliver(c)
             | Action::Bookmark(c)
             | Action::FireTimer(c)
-            | Action::SilenceNoticed(c) => c.to_string(),
+            | Action::SilenceNoticed(c)
+            | Action::ReleaseConsumer(c) => c.to_string(),
             Action::Fault(_) => "fault".into(),
             Action::ManagerStep(r) => r.to_string(),
             Action::ManagerTime => "manager".into(),
@@ -156,6 +163,7 @@ impl fmt::Display for Action {
             Action::ManagerTime => write!(f, "manager-time"),
             Action::ClusterSync(c) => write!(f, "cluster-sync {c}"),
             Action::ResumeCluster(c) => write!(f, "resume {c}"),
+            Action::ReleaseConsumer(c) => write!(f, "release-consumer {c}"),
             Action::Heal => write!(f, "heal"),
         }
     }
@@ -175,6 +183,7 @@ impl fmt::Display for Fault {
             Fault::SilentDeath(c) => write!(f, "silent-death {c}"),
             Fault::FreshnessTimeout(c) => write!(f, "freshness-timeout {c}"),
             Fault::Garble(c) => write!(f, "garble {c}"),
+            Fault::HoldConsumer(c) => write!(f, "hold-consumer {c}"),
         }
     }
 }

@@ -16,7 +16,7 @@
 use std::fmt;
 
 use crate::api::{ApiError, Message, WatchEnd, WatchEvent};
-use crate::cache::{Cache, Notification};
+use crate::cache::{Cache, CacheOp, Notification};
 use crate::config::Config;
 use crate::flaw::Flaws;
 use crate::reflector::{Output, Phase, Reflector, ReflectorConfig, Timer};
@@ -37,6 +37,11 @@ pub enum Input {
     /// answer and a refused WATCH come as a [`Message`] instead. The model reflector learns nothing from
     /// it; a client behind a real HTTP stack needs it to finish its request.
     Opened,
+    /// The consumer between its reflector and its cache stops before its next pop: a slow handler
+    /// with a backlog. What the reflector pushes waits in its queue ([`Client::consumer_held`]).
+    Hold,
+    /// The held consumer goes on, and pops until its queue is empty.
+    Release,
 }
 
 /// What a client asks of the system, in order.
@@ -85,6 +90,21 @@ pub trait Client: fmt::Debug {
     fn readiness_pending(&self) -> bool {
         false
     }
+    /// Whether the consumer that carries what the reflector pushes into the cache is held
+    /// ([`Input::Hold`]): the environment is not quiet until it goes on.
+    fn consumer_held(&self) -> bool {
+        false
+    }
+    /// Whether its consumer can be held or released now: it has one, and the moment allows it
+    /// (client-go: only while one of its requests is open).
+    fn can_move_consumer(&self) -> bool {
+        false
+    }
+    /// Whether something the reflector pushed still waits for the consumer: the cache lags the RV
+    /// the client claims, and shows what it will hold only once the consumer has popped it.
+    fn queued(&self) -> bool {
+        false
+    }
     /// Why the client cannot be stepped any further, if it cannot: a client under test that keeps
     /// itself busy without waiting on anything the environment does, or shows an object no server sent.
     /// A driver ends the run there, with this as its verdict (the model reflector never halts).
@@ -119,6 +139,11 @@ pub trait Clients {
     fn over_the_wire(&self) -> bool {
         false
     }
+    /// Whether its consumer can be held ([`Input::Hold`]), so that the simulator also draws a slow
+    /// consumer for it.
+    fn consumer_lever(&self) -> bool {
+        false
+    }
 }
 
 /// The model reflector with its informer cache, as a [`Clients`].
@@ -137,9 +162,13 @@ impl Clients for ModelReflector {
     fn make(&self, config: &Config, _seed: u64, _id: ClientId) -> ModelClient {
         ModelClient::new(config.reflector, config.flaws)
     }
+    fn consumer_lever(&self) -> bool {
+        true
+    }
 }
 
-/// The model reflector and the informer cache it feeds.
+/// The model reflector and the informer cache it feeds, through a queue whose consumer can be held
+/// (C7: client-go's DeltaFIFO between the reflector and the indexer).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ModelClient {
     pub reflector: Reflector,
@@ -147,6 +176,11 @@ pub struct ModelClient {
     flaws: Flaws,
     /// Notifications the cache made that were not yet polled.
     notes: Vec<Notification>,
+    /// The consumer is held: what the reflector asks of the cache waits in `queue`, in order.
+    held: bool,
+    queue: Vec<CacheOp>,
+    /// Ready (C8): the reflector has synced and its list has reached the cache.
+    synced: bool,
 }
 
 impl ModelClient {
@@ -156,6 +190,17 @@ impl ModelClient {
             cache: Cache::default(),
             flaws,
             notes: Vec::new(),
+            held: false,
+            queue: Vec::new(),
+            synced: false,
+        }
+    }
+
+    /// The consumer pops everything queued, in order.
+    fn release(&mut self) {
+        self.held = false;
+        for op in std::mem::take(&mut self.queue) {
+            self.cache.apply(&op, self.flaws, &mut self.notes);
         }
     }
 }
@@ -178,6 +223,8 @@ impl Client for ModelClient {
             },
             Input::Timer(timer) => r.handle_timeout(timer),
             Input::Opened => {}
+            Input::Hold => self.held = true,
+            Input::Release => self.release(),
             // client-go's StreamWatcher reports a line it cannot decode as an internal error and stops;
             // the reflector's watch handler returns on it (C5), as on an ERROR event.
             Input::Garbled => r.handle_watch_event(WatchEvent::Error(ApiError::InternalError)),
@@ -189,9 +236,15 @@ impl Client for ModelClient {
             if !self.notes.is_empty() {
                 return Some(Effect::Notify(self.notes.remove(0)));
             }
-            match self.reflector.poll_output()? {
+            let Some(output) = self.reflector.poll_output() else {
+                // C8: HasSynced is the queue's: true once the list's items were popped.
+                self.synced = self.synced || (self.reflector.has_synced() && self.queue.is_empty());
+                return None;
+            };
+            match output {
                 Output::Send(request) => return Some(Effect::Send(request)),
                 Output::Cancel => return Some(Effect::Cancel),
+                Output::Cache(op) if self.held => self.queue.push(op),
                 Output::Cache(op) => self.cache.apply(&op, self.flaws, &mut self.notes),
                 // The system's scheduler reads the next timer instead.
                 Output::Arm(_) => {}
@@ -216,7 +269,19 @@ impl Client for ModelClient {
     }
 
     fn has_synced(&self) -> bool {
-        self.reflector.has_synced()
+        self.synced
+    }
+
+    fn consumer_held(&self) -> bool {
+        self.held
+    }
+
+    fn can_move_consumer(&self) -> bool {
+        true
+    }
+
+    fn queued(&self) -> bool {
+        !self.queue.is_empty()
     }
 
     fn cache(&self) -> &Cache {

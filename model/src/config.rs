@@ -34,10 +34,14 @@ pub enum FaultKind {
     /// A line of an open watch arrives that does not decode (a proxy or a broken connection mangled
     /// it): the event it carried is lost to the client.
     GarbledLine,
+    /// A client's consumer falls behind its reflector (a slow handler with a backlog): it is held
+    /// between two pops while the reflector goes on queueing (C7); it goes on again without costing a
+    /// fault.
+    SlowConsumer,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 12] = [
+    pub const ALL: [FaultKind; 13] = [
         FaultKind::Disconnect,
         FaultKind::ServerTimeout,
         FaultKind::TooManyRequests,
@@ -50,6 +54,7 @@ impl FaultKind {
         FaultKind::SilentDeath,
         FaultKind::SlowProgress,
         FaultKind::GarbledLine,
+        FaultKind::SlowConsumer,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +71,7 @@ impl FaultKind {
             FaultKind::SilentDeath => "silent-death",
             FaultKind::SlowProgress => "slow-progress",
             FaultKind::GarbledLine => "garbled-line",
+            FaultKind::SlowConsumer => "slow-consumer",
         }
     }
 
@@ -205,7 +211,10 @@ impl Default for Config {
             compactions: 1,
             lease_revokes: 0,
             faults: 1,
-            fault_kinds: FaultKinds::all().without(FaultKind::PauseCluster).without(FaultKind::GarbledLine),
+            fault_kinds: FaultKinds::all()
+                .without(FaultKind::PauseCluster)
+                .without(FaultKind::GarbledLine)
+                .without(FaultKind::SlowConsumer),
             servers: 1,
             reflectors: 1,
             cache_window: 2,

@@ -214,12 +214,15 @@ pub struct ClientView<'a> {
     /// Whether the client has something scheduled: a timer armed, or a connection under its transport's
     /// health check (A9), which gives a dead one up by itself.
     pub scheduled: bool,
+    /// Whether what its reflector pushed still waits for its consumer ([`crate::Client::queued`]): the
+    /// cache lags the RV it claims until the consumer pops it.
+    pub queued: bool,
     pub cache: &'a Cache,
 }
 
 impl ClientView<'_> {
-    /// At rest: watching with nothing in flight, or stopped with nothing scheduled.
+    /// At rest: watching with nothing in flight, or stopped with nothing scheduled or queued.
     pub fn resting(&self) -> bool {
-        self.watch_at_rest || (!self.connected && !self.scheduled)
+        self.watch_at_rest || (!self.connected && !self.scheduled && !self.queued)
     }
 }

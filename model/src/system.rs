@@ -160,6 +160,7 @@ impl<C: Client> System<C> {
             && !revoke_left
             && b.faults == 0
             && !reinitialising
+            && !self.clients.iter().any(Client::consumer_held)
     }
 
     /// Whether revoking the lease now would delete several objects at one revision (E8).
@@ -187,7 +188,8 @@ impl<C: Client> System<C> {
         let c = &self.clients[usize::from(client.0)];
         let conn = self.network.conn(client);
         let unread = c.unread();
-        let between_events = conn.is_none_or(|conn| conn.queue.is_empty()) && !unread;
+        // What the consumer has not popped yet is an event the cache has not taken.
+        let between_events = conn.is_none_or(|conn| conn.queue.is_empty()) && !unread && !c.queued();
         let watch_at_rest = between_events
             && conn.is_some_and(|conn| {
                 !conn.request.is_list()
@@ -207,6 +209,7 @@ impl<C: Client> System<C> {
             watch_at_rest,
             connected: conn.is_some(),
             scheduled: c.has_timer() || (conn.is_some() && c.dead_connection_noticed_after().is_some()),
+            queued: c.queued(),
             cache: c.cache(),
         }
     }
@@ -364,6 +367,11 @@ impl<C: Client> System<C> {
             let drops_queued = queued && c.next_timer().is_some_and(|(t, _)| t == Timer::WatchTimeout);
             if c.has_timer() && !noticed_first && !drops_queued {
                 out.push(Action::FireTimer(client));
+            }
+            if c.can_move_consumer() && c.consumer_held() {
+                out.push(Action::ReleaseConsumer(client));
+            } else if c.can_move_consumer() && self.fault_ok(FaultKind::SlowConsumer) {
+                out.push(Action::Fault(Fault::HoldConsumer(client)));
             }
         }
         for s in &self.servers {
@@ -548,6 +556,10 @@ impl<C: Client> System<C> {
                     seen.push(Observed::ClusterReachable { cluster });
                 }
             }
+            Action::ReleaseConsumer(client) => {
+                self.clients[usize::from(client.0)].handle(Input::Release);
+                self.drain(client, &mut seen);
+            }
             Action::Heal => self.budget.faults = 0,
         }
         seen
@@ -669,6 +681,10 @@ impl<C: Client> System<C> {
                 self.network.kill(client);
             }
             Fault::Garble(client) => self.network.set_garble_next(client, true),
+            Fault::HoldConsumer(client) => {
+                self.clients[usize::from(client.0)].handle(Input::Hold);
+                self.drain(client, seen);
+            }
             Fault::FreshnessTimeout(client) => {
                 if let Some(s) = self.server_of(client) {
                     let after_ms = ApiServer::LIST_FRESHNESS_WAIT_MS;

@@ -25,6 +25,8 @@ pub struct Shown {
     pub watch_at_rest: bool,
     pub connected: bool,
     pub scheduled: bool,
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
+    pub queued: bool,
     pub cache: Vec<Object>,
 }
 
@@ -39,6 +41,7 @@ impl Shown {
             watch_at_rest: view.watch_at_rest,
             connected: view.connected,
             scheduled: view.scheduled,
+            queued: view.queued,
             cache: view.cache.objects().copied().collect(),
         }
     }
@@ -151,6 +154,7 @@ impl Observations for Recorded<'_> {
             watch_at_rest: s.watch_at_rest,
             connected: s.connected,
             scheduled: s.scheduled,
+            queued: s.queued,
             cache: &self.caches[i],
         }
     }

@@ -43,6 +43,9 @@ impl StepKind {
             Action::Route(..) => StepKind::Route,
             Action::ListWaitExpired(_) => StepKind::ListWaitExpired,
             Action::Deliver(_) => StepKind::Deliver,
+            // A held consumer goes on as often as it is held: a seed that holds it rarely keeps it
+            // held across many steps.
+            Action::ReleaseConsumer(_) => StepKind::Fault(FaultKind::SlowConsumer),
             Action::Bookmark(_) => StepKind::Bookmark,
             // A9: the transport noticing a dead connection is time passing, as a timer is.
             Action::FireTimer(_) | Action::SilenceNoticed(_) => StepKind::FireTimer,
@@ -83,7 +86,7 @@ pub struct Draw {
     pub seed: u64,
     pub config: Config,
     /// Weight of each step kind (index: non-fault kinds, then fault kinds); 0 for fault kinds off.
-    weights: [u32; 23],
+    weights: [u32; 24],
     /// Per API server: whether server faults (eviction, cache relist, restart) may hit it. Swarm over
     /// targets: a server that never relists keeps its cache's RV where the watched writes left it.
     fault_targets: [bool; 8],
@@ -144,24 +147,26 @@ impl Draw {
 
     /// Draw a world and a fault mix from `seed`, with `flaws` on. The generator goes on to pick the steps.
     pub fn new(seed: u64, flaws: Flaws) -> (Draw, Rng) {
-        Self::new_with(seed, flaws, false)
+        Self::new_with(seed, flaws, false, false)
     }
 
     /// [`Self::new`]; with `wire`, for a client that reads Kubernetes' real wire, a third of the seeds
     /// also draw a fault of the wire (a watch line that does not decode), from a stream of their own, so
-    /// that the model reflector's seeds stay the runs they always were.
-    pub fn new_with(seed: u64, flaws: Flaws, wire: bool) -> (Draw, Rng) {
+    /// that the model reflector's seeds stay the runs they always were. With `consumer`, for a client
+    /// whose consumer can be held, a third of the seeds also draw a slow consumer, from another stream.
+    pub fn new_with(seed: u64, flaws: Flaws, wire: bool, consumer: bool) -> (Draw, Rng) {
         let mut rng = Rng::new(seed);
         let manager = rng
             .chance(1, 3)
             .then(|| ManagerConfig { clusters: rng.between(1, 3), requests: rng.between(1, 4) });
         let mut fault_kinds = FaultKinds::NONE;
-        let mut weights = [0u32; 23];
+        let mut weights = [0u32; 24];
         // Fault kinds added since seeds were first published are drawn from a stream of their own, so
         // that a seed that does not draw them is the run it always was.
         let (first, added) = FaultKind::ALL.split_at(9);
         let (added, later) = added.split_at(1);
-        let (streaming_kinds, wire_kinds) = later.split_at(1);
+        let (streaming_kinds, later) = later.split_at(1);
+        let (wire_kinds, consumer_kinds) = later.split_at(1);
         let mut extra = Rng::new(seed ^ 0xa9a9_5eed_0000_0001);
         let mut added_kinds = FaultKinds::NONE;
         for &kind in added {
@@ -191,6 +196,13 @@ impl Draw {
             if over_the_wire.chance(1, 3) {
                 added_kinds = added_kinds.with(kind);
                 weights[StepKind::Fault(kind).index()] = 1 << over_the_wire.below(6);
+            }
+        }
+        let mut slow_consumer = Rng::new(seed ^ 0xc7f1_f05e_ed00_0004);
+        for &kind in consumer_kinds.iter().filter(|_| consumer) {
+            if slow_consumer.chance(1, 3) {
+                added_kinds = added_kinds.with(kind);
+                weights[StepKind::Fault(kind).index()] = 1 << slow_consumer.below(6);
             }
         }
         for &kind in first {
@@ -271,6 +283,9 @@ impl Draw {
         // A wire fault needs a budget of its own where the seed drew no other fault.
         if config.fault_kinds.has(FaultKind::GarbledLine) && config.faults == 0 {
             config.faults = over_the_wire.between(1, 4);
+        }
+        if config.fault_kinds.has(FaultKind::SlowConsumer) && config.faults == 0 {
+            config.faults = slow_consumer.between(1, 4);
         }
         (Draw { seed, config, weights, fault_targets, late_foreign_writes, late_start, late_faults }, rng)
     }

@@ -92,7 +92,7 @@ pub fn run_seed_in<K: Clients>(
     safety_steps: u32,
     heal_limit: u32,
 ) -> Run {
-    let (mut draw, mut rng) = Draw::new_with(seed, flaws, clients.over_the_wire());
+    let (mut draw, mut rng) = Draw::new_with(seed, flaws, clients.over_the_wire(), clients.consumer_lever());
     draw.restrict(fault_kinds);
     let config = draw.config;
     let (mut sys, seen) = System::start_with(config, |id| clients.make(&config, seed, id));

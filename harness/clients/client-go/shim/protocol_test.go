@@ -93,6 +93,7 @@ type replyT struct {
 	EndUnread bool    `json:"end_unread"`
 	Read      []int   `json:"read"`
 	Halted    *string `json:"halted"`
+	Queued    int     `json:"queued"`
 	Error     string  `json:"error"`
 	Stuck     string  `json:"stuck"`
 	Stopped   bool    `json:"stopped"`
@@ -602,4 +603,47 @@ func TestRetryWatcher(t *testing.T) {
 	}
 	expect(t, len(sends(r)) == 0 && r.Timer == nil, "after a 410 on the open watch, nothing more", r)
 	expect(t, r.RV == "3" && len(r.Cache) == 1, "the cache stays as it was", r)
+}
+
+// TestHeldConsumer: mode fifo, a controller over a DeltaFIFO whose consumer the harness holds. An
+// ADDED b waits in the queue while a 410 ends the watch and the relist no longer has b; released,
+// the consumer pops b's ADD. A DeltaFIFO that also finds deletions among its queued keys (from
+// v0.26.4, PR #115620) queues a tombstone behind it; before that, b stays in the cache, leaked.
+func TestHeldConsumer(t *testing.T) {
+	p := spawn(t, false)
+	r := p.do(m{"cmd": "start", "seed": 1, "waiters": 1, "page_size": 0, "timeout_ms": 0, "mode": "fifo"})
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == firstList, "the first request is a LIST from RV 0", r)
+	r = p.do(list(5, "", cm("a", 2, 2, 1)))
+	expect(t, r.Synced && has(kinds(r), "add") && len(r.Cache) == 1 && r.Queued == 0, "a is popped at once", r)
+	r = p.do(fire(r))
+	expect(t, r.Ready[0], "the waiter is ready", r)
+	r = p.do(cmdOnly("open"))
+	r = p.do(cmdOnly("hold"))
+	expect(t, len(r.Effects) == 0, "holding changes nothing yet", r)
+	r = p.do(event("ADDED", cm("b", 6, 6, 1)))
+	expect(t, len(r.Effects) == 0 && len(r.Cache) == 1 && r.Queued == 1 && r.RV == "6",
+		"b's ADD waits in the queue; the reflector's RV moved", r)
+	r = p.do(event("ERROR", status(410, "Expired", "too old resource version")))
+	expect(t, has(kinds(r), "cancel") && r.Timer != nil && r.Timer.Kind == "backoff", "a 410 ends the watch", r)
+	r = p.do(fire(r))
+	expect(t, len(sends(r)) == 1, "the relist", r)
+	r = p.do(list(8, "", cm("a", 2, 2, 1)))
+	expect(t, len(r.Cache) == 1 && r.Queued == 2 && !has(kinds(r), "add"), "the relist's Replace waits in the queue too", r)
+	r = p.do(cmdOnly("release"))
+	expect(t, r.Queued == 0 && has(kinds(r), "add"), "released, the consumer pops everything", r)
+	if replaceMissesQueued {
+		expect(t, len(r.Cache) == 2 && !has(kinds(r), "delete-unknown"), "b is leaked (PR #115620 not in this release)", r)
+	} else {
+		expect(t, len(r.Cache) == 1 && has(kinds(r), "delete-unknown"), "b's ADD is followed by its tombstone", r)
+	}
+}
+
+// TestHoldRefused: hold needs mode fifo and an open request.
+func TestHoldRefused(t *testing.T) {
+	p := spawn(t, false)
+	p.do(start(1, 0))
+	r := p.raw(`{"cmd":"hold"}`)
+	if !strings.Contains(r, "no consumer to hold") {
+		t.Fatalf("hold outside mode fifo: %s", r)
+	}
 }

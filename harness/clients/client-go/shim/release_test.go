@@ -12,4 +12,7 @@ var (
 	continueQuery = "continue=lw.5.0&limit=1"
 	// refusedWatchRelists: a refused watch ends ListAndWatch (a relist) instead of re-watching.
 	refusedWatchRelists = false
+	// replaceMissesQueued: a DeltaFIFO's Replace finds deletions among its known objects only, not
+	// among the keys still queued (before v0.26.4, PR #115620).
+	replaceMissesQueued = false
 )

@@ -47,8 +47,8 @@ func parse(line []byte) (command, error) {
 		if c.Waiters < 0 || c.PageSize < 0 {
 			return c, errors.New("start: waiters and page_size must not be negative")
 		}
-		if c.Mode != "" && c.Mode != "informer" && c.Mode != "retrywatcher" {
-			return c, fmt.Errorf("start: mode %q is neither informer nor retrywatcher", c.Mode)
+		if c.Mode != "" && c.Mode != "informer" && c.Mode != "retrywatcher" && c.Mode != "fifo" {
+			return c, fmt.Errorf("start: mode %q is not informer, retrywatcher or fifo", c.Mode)
 		}
 	case "respond":
 		if c.Status < 100 || c.Status > 599 {
@@ -58,7 +58,7 @@ func parse(line []byte) (command, error) {
 		if c.Ms < 0 {
 			return c, fmt.Errorf("%s: ms %g is negative", c.Cmd, c.Ms)
 		}
-	case "line", "open", "end", "break", "refuse", "stop":
+	case "line", "open", "end", "break", "refuse", "stop", "hold", "release":
 	default:
 		return c, fmt.Errorf("unknown command %q", c.Cmd)
 	}
@@ -268,6 +268,15 @@ func (sv *server) session(t *testing.T, start command) {
 				return
 			case "start":
 				sv.fatal(2, "start: a session is already running (stop it first)")
+			case "hold", "release":
+				if s.fifo == nil {
+					sv.fatal(2, c.Cmd+": this session has no consumer to hold (start it in mode fifo)")
+				}
+				if s.probed != nil {
+					sv.fatal(2, c.Cmd+": no request is open (client-go is between requests, its next timer already probed)")
+				}
+				sv.out.line(s.reply(s.apply(c)))
+				sv.dog.end()
 			default:
 				held := s.apply(c)
 				sv.out.line(s.reply(held))

@@ -62,6 +62,10 @@ type replyJSON struct {
 	EndUnread bool              `json:"end_unread"`
 	Read      []int             `json:"read"`
 	Halted    *string           `json:"halted"`
+	Queued    int               `json:"queued"`
+	// Holdable: the session has a consumer the harness can hold or release now (mode fifo, and a
+	// request is open: no probe ran ahead to the next timer).
+	Holdable bool `json:"holdable"`
 }
 
 // state is what a reply says about client-go besides its effects and the next timer.
@@ -73,6 +77,7 @@ type state struct {
 	unread    int
 	endUnread bool
 	read      []int
+	queued    int
 }
 
 // probe is what a probe found: the timer it reported, the state before it, and the effects it held
@@ -109,6 +114,7 @@ type session struct {
 	// Only the root goroutine touches these.
 	view      view // what client-go shows: the informer, or the RetryWatcher's consumer
 	retry     *retryConsumer
+	fifo      *heldQueue // the controller's queue, in mode "fifo"
 	stop      chan struct{}
 	waitStart time.Time
 	waiting   sync.WaitGroup
@@ -200,37 +206,23 @@ func (s *session) begin(c command) error {
 	if c.PageSize > 0 {
 		pageSizeLister(lw, int64(c.PageSize))
 	}
+	if c.Mode == "fifo" {
+		s.beginFifo(lw, c.Waiters, s.handler())
+		return nil
+	}
 	informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resyncPeriod, cache.Indexers{})
 	s.view = informer
+	h := s.handler()
 	err = addEventHandler(informer, cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { s.notify("add", obj, nil) },
-		UpdateFunc: func(old, obj any) { s.notify("update", obj, old) },
-		DeleteFunc: func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				s.notify("delete-unknown", d.Obj, nil)
-				return
-			}
-			s.notify("delete", obj, nil)
-		},
+		AddFunc:    h.added,
+		UpdateFunc: h.updated,
+		DeleteFunc: h.deleted,
 	})
 	if err != nil {
 		return fmt.Errorf("adding the event handler: %w", err)
 	}
 	go informer.Run(s.stop)
-	s.ready = make([]bool, c.Waiters)
-	s.waitStart = time.Now()
-	for i := range c.Waiters {
-		s.waiting.Add(1)
-		go func() {
-			defer s.waiting.Done()
-			if cache.WaitForCacheSync(s.stop, informer.HasSynced) {
-				s.mu.Lock()
-				s.ready[i] = true
-				s.act()
-				s.mu.Unlock()
-			}
-		}()
-	}
+	s.startWaiters(c.Waiters, informer.HasSynced)
 	return nil
 }
 
@@ -288,6 +280,9 @@ func (s *session) snapshot() state {
 		items = append(items, kv{key, b})
 	}
 	sort.Slice(items, func(a, b int) bool { return items[a].key < items[b].key })
+	if s.fifo != nil {
+		st.queued = s.fifo.queued()
+	}
 	st.cache = make([]json.RawMessage, 0, len(items))
 	for _, it := range items {
 		st.cache = append(st.cache, it.obj)
@@ -450,6 +445,7 @@ func (s *session) reply(held []effect) replyJSON {
 		return replyJSON{
 			Effects: []effect{}, RV: st.rv, Synced: st.synced, Ready: st.ready, Cache: st.cache,
 			Timer: &timer, Unread: st.unread, EndUnread: st.endUnread, Read: st.read, Halted: halted,
+			Queued: st.queued, Holdable: false,
 		}
 	}
 	effects := append(held, s.takeEffects()...)
@@ -461,6 +457,7 @@ func (s *session) reply(held []effect) replyJSON {
 	return replyJSON{
 		Effects: effects, RV: st.rv, Synced: st.synced, Ready: st.ready, Cache: st.cache,
 		Timer: timer, Unread: st.unread, EndUnread: st.endUnread, Read: st.read, Halted: halted,
+		Queued: st.queued, Holdable: s.fifo != nil && s.probed == nil,
 	}
 }
 
@@ -471,6 +468,12 @@ func (s *session) apply(c command) []effect {
 		return s.fire(time.Duration(c.Ms * float64(time.Millisecond)))
 	case "advance":
 		return s.advance(time.Duration(c.Ms * float64(time.Millisecond)))
+	}
+	if c.Cmd == "hold" || c.Cmd == "release" {
+		// Checked by the server before the command reaches here: a session in mode "fifo", with a
+		// request open (no probe).
+		s.fifo.setHeld(c.Cmd == "hold")
+		return nil
 	}
 	if s.probed != nil {
 		// No connection is open as far as the harness knows (see reply).

@@ -51,6 +51,11 @@ pub struct ClientGoClient {
     bookmark_read: Rev,
     halted: Option<String>,
     gone: Option<String>,
+    /// The program's consumer can be held or released now, and whether it is held.
+    holdable: bool,
+    held: bool,
+    /// Keys with deltas the consumer has not popped.
+    queued: bool,
 }
 
 impl ClientGoClient {
@@ -72,6 +77,9 @@ impl ClientGoClient {
             bookmark_read: Rev(0),
             halted: None,
             gone: None,
+            holdable: false,
+            held: false,
+            queued: false,
         }
     }
 
@@ -163,6 +171,8 @@ impl ClientGoClient {
             }
         };
         self.unread = reply["unread"].as_u64().unwrap_or(0) > 0 || reply["end_unread"] == Value::Bool(true);
+        self.holdable = reply["holdable"] == Value::Bool(true);
+        self.queued = reply["queued"].as_u64().unwrap_or(0) > 0;
         if let Some(why) = reply["halted"].as_str() {
             self.halted.get_or_insert(why.to_string());
         }
@@ -215,9 +225,14 @@ impl Client for ClientGoClient {
             }
         }
         let retry = self.config.lists == crate::config::Lists::RetryWatcher;
+        let mode = match self.config.lists {
+            crate::config::Lists::RetryWatcher => "retrywatcher",
+            crate::config::Lists::Fifo => "fifo",
+            _ => "informer",
+        };
         self.command(json!({
             "cmd": "start",
-            "mode": if retry { "retrywatcher" } else { "informer" },
+            "mode": mode,
             "seed": self.seed,
             // A RetryWatcher has no list to sync from, and nobody waits for it to.
             "waiters": if retry { 0 } else { self.config.waiters },
@@ -230,10 +245,19 @@ impl Client for ClientGoClient {
     }
 
     fn handle(&mut self, input: Input) {
-        if let Input::Timer(_) = input {
-            let ms = self.timer.map_or(0, |(_, ms)| ms);
-            self.command(json!({"cmd": "fire", "ms": ms}));
-            return;
+        match input {
+            Input::Timer(_) => {
+                let ms = self.timer.map_or(0, |(_, ms)| ms);
+                self.command(json!({"cmd": "fire", "ms": ms}));
+                return;
+            }
+            Input::Hold | Input::Release if self.holdable => {
+                self.held = input == Input::Hold;
+                self.command(json!({"cmd": if self.held { "hold" } else { "release" }}));
+                return;
+            }
+            Input::Hold | Input::Release => return,
+            _ => {}
         }
         for op in of_input(&input) {
             match &op {
@@ -267,6 +291,18 @@ impl Client for ClientGoClient {
 
     fn unread(&self) -> bool {
         self.unread
+    }
+
+    fn consumer_held(&self) -> bool {
+        self.held
+    }
+
+    fn can_move_consumer(&self) -> bool {
+        self.holdable
+    }
+
+    fn queued(&self) -> bool {
+        self.queued
     }
 
     fn halted(&self) -> Option<String> {

@@ -25,6 +25,11 @@ pub enum Lists {
     /// LIST (C9), read by a consumer that keeps the objects it was told of and returns when the
     /// RetryWatcher's channel closes.
     RetryWatcher,
+    /// No SharedIndexInformer: what `cache.NewIndexerInformer` builds, a controller (`cache.New`) over
+    /// client-go's DeltaFIFO and an indexer, with the consumer's loop the program's own so that the
+    /// harness can hold it between two pops (a slow handler with a backlog): the release's defaults
+    /// otherwise.
+    Fifo,
 }
 
 /// One named configuration.
@@ -74,6 +79,11 @@ impl ClientGo {
                 "client-go-paged",
                 Lists::Paged,
                 "LIST + WATCH with every LIST in pages (the world's page size, or 1): continue tokens",
+            ),
+            named(
+                "client-go-fifo",
+                Lists::Fifo,
+                "a controller over a DeltaFIFO and an indexer (cache.New), its consumer held between pops at times",
             ),
             named(
                 "client-go-retrywatcher",
@@ -153,12 +163,13 @@ impl ClientGo {
         s
     }
 
-    /// `KUBE_FEATURE_WatchListClient` for this configuration: unset for the release's defaults (on
+    /// `KUBE_FEATURE_WatchListClient` for this configuration: unset for the release's defaults and for
+    /// the DeltaFIFO controller, which keeps them (on
     /// since v0.35, off from v0.31, absent before), `false` where the configuration turns it off and
     /// the release has the gate (v0.31 and later).
     pub fn watch_list_gate(&self) -> Option<&'static str> {
         let has_gate = self.minor() >= 31;
-        (self.lists != Lists::Defaults && has_gate).then_some("false")
+        (!matches!(self.lists, Lists::Defaults | Lists::Fifo) && has_gate).then_some("false")
     }
 
     /// The release's minor version (`v0.37.2`: 37).

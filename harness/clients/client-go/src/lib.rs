@@ -31,4 +31,7 @@ impl Clients for ClientGo {
     fn over_the_wire(&self) -> bool {
         true
     }
+    fn consumer_lever(&self) -> bool {
+        self.lists == config::Lists::Fifo
+    }
 }

@@ -196,3 +196,26 @@ fn a_program_that_dies_mid_run_is_an_error_naming_the_step() {
     assert!(why.starts_with("step "), "{why}");
     assert!(why.contains("the client-go program, at its '"), "{why}");
 }
+
+/// PR #115620 on the releases around it: the steps on which v0.26.3 leaks an object whose ADD was still
+/// queued when the relist no longer had it (`corpus/client-go/v0.26.3…`) leave v0.26.4's cache right.
+#[test]
+fn the_fixed_release_holds_on_the_steps_that_break_v0_26_3() {
+    use listwatch_harness::replay::replay_with;
+    use listwatch_harness::tracefile::Trace;
+    use listwatch_properties::Property;
+    let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../corpus/client-go/v0.26.3.no-resurrected-delete.pr-115620.json");
+    let trace = Trace::load(&f).unwrap_or_else(|e| panic!("{e}"));
+    let old = replay_with(&client("client-go-fifo@v0.26.3"), &trace).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        matches!(
+            old.verdict,
+            listwatch_harness::tracefile::Verdict::Breaks { property: Property::NoResurrectedDelete, .. }
+        ),
+        "{}",
+        old.verdict
+    );
+    let fixed = replay_with(&client("client-go-fifo@v0.26.4"), &trace).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fixed.verdict, listwatch_harness::tracefile::Verdict::Holds);
+}

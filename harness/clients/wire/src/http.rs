@@ -36,8 +36,8 @@ pub fn of_input(input: &Input) -> Vec<Http> {
         Input::Broken => vec![Http::Reset],
         Input::Opened => vec![Http::Open],
         Input::Garbled => vec![Http::Open, Http::Line { bytes: garbled_line(), event: None }],
-        // A timer is the client's own: nothing crosses the wire.
-        Input::Timer(_) => vec![],
+        // A timer, and the consumer behind the cache, are the client's own: nothing crosses the wire.
+        Input::Timer(_) | Input::Hold | Input::Release => vec![],
     }
 }
 
