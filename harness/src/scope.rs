@@ -142,6 +142,18 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         manager: None,
         ..Config::default().with_flaws(flaws)
     };
+    // C7 with a consumer that lags (PR #115620): the reflector's consumer is held while an ADD waits in
+    // its queue; a 500 on the watch makes the reflector relist, and the object's delete lands before the
+    // relist, so the new list lacks it. One object, its create and its delete, the hold and the 500.
+    let slow_consumer = Config {
+        keys: 1,
+        writes: 2,
+        compactions: 0,
+        faults: 2,
+        fault_kinds: FaultKinds::NONE.with(FaultKind::SlowConsumer).with(FaultKind::InternalError),
+        manager: None,
+        ..Config::default().with_flaws(flaws)
+    };
     // C10: the list-watch world's reflector in watch-list mode: its first state comes from a streaming
     // list (A12) and so does every relist, with the same faults (and A12's slow progress, which makes
     // a streaming list's freshness wait run out). One write fewer keeps it about as big.
@@ -162,6 +174,7 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         World { name: "two-reflectors", config: two_reflectors },
         World { name: "paginated-relist", config: paginated },
         World { name: "lease-revoke", config: lease },
+        World { name: "slow-consumer", config: slow_consumer },
     ]
 }
 
@@ -174,13 +187,14 @@ pub fn home_world(flaw: listwatch_model::Flaw) -> &'static str {
         _ if flaw.component() == Component::Manager => "client-manager",
         Flaw::ContinueWithRv => "paginated-relist",
         Flaw::ResumeMidRevision => "lease-revoke",
+        Flaw::ReplaceMissesQueued => "slow-consumer",
         Flaw::RewatchInitialEvents | Flaw::PartialInitialBuffer | Flaw::ConsistentReadLags => "watch-list",
         _ => "list-watch",
     }
 }
 
 /// The names of a scope's worlds, in order.
-pub const WORLD_NAMES: [&str; 8] = [
+pub const WORLD_NAMES: [&str; 9] = [
     "list-watch",
     "watch-list",
     "client-manager",
@@ -189,6 +203,7 @@ pub const WORLD_NAMES: [&str; 8] = [
     "two-reflectors",
     "paginated-relist",
     "lease-revoke",
+    "slow-consumer",
 ];
 
 /// One line describing a configuration.

@@ -44,7 +44,7 @@ fn dfs_sees_the_state_space_bfs_sees() {
 }
 
 /// Unique states of each small world, in `worlds` order.
-const PINNED: [usize; 8] = [
+const PINNED: [usize; 9] = [
     BFS_LIST_WATCH,
     WATCH_LIST,
     MANAGER,
@@ -53,6 +53,7 @@ const PINNED: [usize; 8] = [
     TWO_REFLECTORS,
     PAGINATED,
     LEASE_REVOKE,
+    SLOW_CONSUMER,
 ];
 
 // The monitor is part of the state. These grew (from 11,481 / 312 / 15,620) when it began to remember
@@ -98,6 +99,9 @@ const PAGINATED: usize = 333_489;
 // E8's world: a lease revoked deletes two objects at one revision, and one fault may end the stream
 // between their DELETE events (kubernetes#110210).
 const LEASE_REVOKE: usize = 17_447;
+/// C7 with a consumer held while an ADD waits in its queue (PR #115620): one object, its create and
+/// delete, the hold and a 500.
+const SLOW_CONSUMER: usize = 13_774;
 
 /// With etcd 3.4's compaction (the tombstone at the compaction revision dropped) an etcd watch that fell
 /// behind and resumes exactly there skips that delete (etcd#18274): the correct system breaks, and no

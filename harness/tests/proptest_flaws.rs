@@ -65,10 +65,13 @@ type Case = (u16, [u8; 12], Vec<u16>);
 /// The mask draws the first nine fault kinds; the silent death (A9), added later, is on when the weight of
 /// cluster pauses (which only the manager's world uses) is drawn at its highest, one case in five, so
 /// that every case is drawn from the same random numbers as before it was added. A12's slow progress
-/// is always on: only a streaming list waits for it, so the list-watch worlds' runs are unchanged.
+/// is always on: only a streaming list waits for it, so the list-watch worlds' runs are unchanged; so is
+/// a slow consumer (C7), which only the slow-consumer world offers.
 fn cases() -> impl Strategy<Value = Case> {
     (0u16..512, proptest::array::uniform12(0u8..5), vec(any::<u16>(), 0..80)).prop_map(
-        |(mask, weights, choices)| (mask | u16::from(weights[11] == 4) << 9 | 1 << 10, weights, choices),
+        |(mask, weights, choices)| {
+            (mask | u16::from(weights[11] == 4) << 9 | 1 << 10 | 1 << 12, weights, choices)
+        },
     )
 }
 

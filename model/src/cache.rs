@@ -67,6 +67,12 @@ impl Cache {
 
     /// Apply an operation, appending the notifications it produces to `out`.
     pub fn apply(&mut self, op: &CacheOp, flaws: Flaws, out: &mut Vec<Notification>) {
+        self.apply_sparing(op, &[], flaws, out);
+    }
+
+    /// [`Self::apply`], except that a `Replace` deletes none of the keys in `spare`: what a queue whose
+    /// `Replace` missed them ([`Flaw::ReplaceMissesQueued`]) leaves in place.
+    pub fn apply_sparing(&mut self, op: &CacheOp, spare: &[Key], flaws: Flaws, out: &mut Vec<Notification>) {
         match op {
             CacheOp::Apply(WatchEvent::Added(o) | WatchEvent::Modified(o)) => {
                 if guard::upsert(self.held(o.key), stamp(o)) == Admit::Apply {
@@ -87,8 +93,12 @@ impl Cache {
                 // C7: every known key missing from the list is deleted with a tombstone. The flaw merges.
                 if !flaws.has(Flaw::ReplaceKeepsMissing) {
                     let listed: Vec<Key> = items.iter().map(|o| o.key).collect();
-                    let missing: Vec<Key> =
-                        self.objects.keys().filter(|k| !listed.contains(k)).copied().collect();
+                    let missing: Vec<Key> = self
+                        .objects
+                        .keys()
+                        .filter(|k| !listed.contains(k) && !spare.contains(k))
+                        .copied()
+                        .collect();
                     for key in missing {
                         let last = self.objects.remove(&key).expect("listed from the map");
                         out.push(Notification::DeletedFinalStateUnknown(last));

@@ -18,9 +18,9 @@ use std::fmt;
 use crate::api::{ApiError, Message, WatchEnd, WatchEvent};
 use crate::cache::{Cache, CacheOp, Notification};
 use crate::config::Config;
-use crate::flaw::Flaws;
+use crate::flaw::{Flaw, Flaws};
 use crate::reflector::{Output, Phase, Reflector, ReflectorConfig, Timer};
-use crate::types::{ClientId, Millis, Rev};
+use crate::types::{ClientId, Key, Millis, Rev};
 
 /// What reaches a client.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -142,7 +142,7 @@ pub trait Clients {
     /// Whether its consumer can be held ([`Input::Hold`]), so that the simulator also draws a slow
     /// consumer for it.
     fn consumer_lever(&self) -> bool {
-        false
+        true
     }
 }
 
@@ -176,9 +176,10 @@ pub struct ModelClient {
     flaws: Flaws,
     /// Notifications the cache made that were not yet polled.
     notes: Vec<Notification>,
-    /// The consumer is held: what the reflector asks of the cache waits in `queue`, in order.
+    /// The consumer is held: what the reflector asks of the cache waits in `queue`, in order, each with
+    /// the keys a `Replace` must leave alone ([`Flaw::ReplaceMissesQueued`]; none without the flaw).
     held: bool,
-    queue: Vec<CacheOp>,
+    queue: Vec<(CacheOp, Vec<Key>)>,
     /// Ready (C8): the reflector has synced and its list has reached the cache.
     synced: bool,
 }
@@ -199,9 +200,34 @@ impl ModelClient {
     /// The consumer pops everything queued, in order.
     fn release(&mut self) {
         self.held = false;
-        for op in std::mem::take(&mut self.queue) {
-            self.cache.apply(&op, self.flaws, &mut self.notes);
+        for (op, spare) in std::mem::take(&mut self.queue) {
+            self.cache.apply_sparing(&op, &spare, self.flaws, &mut self.notes);
         }
+    }
+
+    /// Queue an operation for the held consumer. C7: a `Replace` deletes every key it lacks, known to
+    /// the cache or still queued; with [`Flaw::ReplaceMissesQueued`] the queued keys the cache does
+    /// not hold yet are missed.
+    fn enqueue(&mut self, op: CacheOp) {
+        let mut spare = Vec::new();
+        if let CacheOp::Replace { items, .. } = &op {
+            if self.flaws.has(Flaw::ReplaceMissesQueued) {
+                for (queued, _) in &self.queue {
+                    let keys: Vec<Key> = match queued {
+                        CacheOp::Apply(WatchEvent::Added(o) | WatchEvent::Modified(o)) => vec![o.key],
+                        CacheOp::Replace { items, .. } => items.iter().map(|o| o.key).collect(),
+                        CacheOp::Apply(_) => vec![],
+                    };
+                    for key in keys {
+                        let missed = self.cache.get(key).is_none() && !items.iter().any(|o| o.key == key);
+                        if missed && !spare.contains(&key) {
+                            spare.push(key);
+                        }
+                    }
+                }
+            }
+        }
+        self.queue.push((op, spare));
     }
 }
 
@@ -244,7 +270,7 @@ impl Client for ModelClient {
             match output {
                 Output::Send(request) => return Some(Effect::Send(request)),
                 Output::Cancel => return Some(Effect::Cancel),
-                Output::Cache(op) if self.held => self.queue.push(op),
+                Output::Cache(op) if self.held => self.enqueue(op),
                 Output::Cache(op) => self.cache.apply(&op, self.flaws, &mut self.notes),
                 // The system's scheduler reads the next timer instead.
                 Output::Arm(_) => {}

@@ -84,10 +84,17 @@ pub enum Flaw {
     /// a write that completed before the request was sent may be missing from the answer. A planted
     /// server bug: KEP-2340's guarantee for consistent reads from the cache (SEMANTICS A2, A12).
     ConsistentReadLags,
+    /// The informer's queue (client-go's DeltaFIFO between the reflector and the store, C7) finds the
+    /// deletions of a relist's `Replace` only among the objects its consumer already popped into the
+    /// store: an object whose ADD still waits in the queue, and that the new list lacks, gets no
+    /// tombstone; popped afterwards, it stays in the store, deleted everywhere else, until a later
+    /// relist. Needs a consumer that lags (a slow handler with a backlog). client-go before v0.26.4,
+    /// fixed by PR #115620.
+    ReplaceMissesQueued,
 }
 
 impl Flaw {
-    pub const ALL: [Flaw; 16] = [
+    pub const ALL: [Flaw; 17] = [
         Flaw::StaleDeleteRv,
         Flaw::NilPrevKvDropped,
         Flaw::RelistOnTimeout,
@@ -104,6 +111,7 @@ impl Flaw {
         Flaw::PartialInitialBuffer,
         Flaw::SyncWaitUnbounded,
         Flaw::ConsistentReadLags,
+        Flaw::ReplaceMissesQueued,
     ];
 
     /// The name used on the command line and in traces.
@@ -125,6 +133,7 @@ impl Flaw {
             Flaw::PartialInitialBuffer => "partial-initial-buffer",
             Flaw::SyncWaitUnbounded => "sync-wait-unbounded",
             Flaw::ConsistentReadLags => "consistent-read-lags",
+            Flaw::ReplaceMissesQueued => "replace-misses-queued",
         }
     }
 
@@ -147,6 +156,7 @@ impl Flaw {
             Flaw::PartialInitialBuffer => "kube-runtime 4.x",
             Flaw::SyncWaitUnbounded => "controller-runtime#1219",
             Flaw::ConsistentReadLags => "planted (KEP-2340)",
+            Flaw::ReplaceMissesQueued => "PR #115620",
         }
     }
 
@@ -163,7 +173,7 @@ impl Flaw {
             | Flaw::ResumeMidRevision
             | Flaw::RewatchInitialEvents
             | Flaw::PartialInitialBuffer => Component::Reflector,
-            Flaw::ReplaceKeepsMissing => Component::Cache,
+            Flaw::ReplaceKeepsMissing | Flaw::ReplaceMissesQueued => Component::Cache,
             Flaw::SyncUnderLock | Flaw::SyncWaitUnbounded => Component::Manager,
         }
     }

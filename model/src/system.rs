@@ -364,8 +364,12 @@ impl<C: Client> System<C> {
             // already sent wait to be read (milliseconds); it would drop them, and a schedule that does
             // so on every watch keeps a client from ever reading past the first of them.
             let queued = self.network.conn(client).is_some_and(|conn| !conn.queue.is_empty());
-            let drops_queued = queued && c.next_timer().is_some_and(|(t, _)| t == Timer::WatchTimeout);
-            if c.has_timer() && !noticed_first && !drops_queued {
+            let watch_timeout = c.next_timer().is_some_and(|(t, _)| t == Timer::WatchTimeout);
+            let drops_queued = queued && watch_timeout;
+            // Fairness: a held consumer (a handler's backlog, milliseconds to seconds) goes on before a
+            // watch lasts its minutes; a backoff may still run out while it is held.
+            let outlasts_hold = c.consumer_held() && watch_timeout;
+            if c.has_timer() && !noticed_first && !drops_queued && !outlasts_hold {
                 out.push(Action::FireTimer(client));
             }
             if c.can_move_consumer() && c.consumer_held() {

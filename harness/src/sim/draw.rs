@@ -284,8 +284,9 @@ impl Draw {
         if config.fault_kinds.has(FaultKind::GarbledLine) && config.faults == 0 {
             config.faults = over_the_wire.between(1, 4);
         }
-        if config.fault_kinds.has(FaultKind::SlowConsumer) && config.faults == 0 {
-            config.faults = slow_consumer.between(1, 4);
+        // A slow consumer brings a budget of its own, so that the seed's other faults keep theirs.
+        if config.fault_kinds.has(FaultKind::SlowConsumer) {
+            config.faults += slow_consumer.between(1, 3);
         }
         (Draw { seed, config, weights, fault_targets, late_foreign_writes, late_start, late_faults }, rng)
     }
