@@ -238,6 +238,25 @@ impl<C: Client> System<C> {
         self.network.conn(client).and_then(|c| c.server)
     }
 
+    /// Whether a client's request is on its way to an answer that no fault has to bring: unrouted
+    /// while a server may take it, answered with messages not yet read, or held in a server's bounded
+    /// wait (a NotOlderThan LIST, A2; a streaming list waiting for a fresh cache, A12). An open watch
+    /// with nothing to send is not: it may wait for minutes.
+    fn in_flight(&self, client: ClientId) -> bool {
+        let Some(conn) = self.network.conn(client).filter(|conn| !conn.dead) else {
+            return false;
+        };
+        match conn.server {
+            None => self.servers.iter().any(|s| self.network.may_route(client, s.id())),
+            Some(server) => {
+                let s = &self.servers[usize::from(server.0)];
+                !conn.queue.is_empty()
+                    || s.waiting_lists().contains_key(&client)
+                    || s.waiting_watch_lists().contains_key(&client)
+            }
+        }
+    }
+
     /// Every enabled step, in a fixed order.
     pub fn actions(&self, out: &mut Vec<Action>) {
         if self.budget.writes > 0 {
@@ -360,16 +379,17 @@ impl<C: Client> System<C> {
                 && c.dead_connection_noticed_after()
                     .zip(c.next_timer())
                     .is_some_and(|(bound, (_, after))| bound < after);
-            // Fairness: a client-side watch timeout (minutes) does not fire while events the server
-            // already sent wait to be read (milliseconds); it would drop them, and a schedule that does
-            // so on every watch keeps a client from ever reading past the first of them.
-            let queued = self.network.conn(client).is_some_and(|conn| !conn.queue.is_empty());
+            // Fairness: a client-side request timeout (seconds to minutes) does not cut a request that
+            // is still on its way (milliseconds): not yet at a server that could take it, answered but
+            // not read, or in a server's bounded wait (A2, A12). A schedule that fires it there every
+            // time keeps a client from ever being answered by a healthy server. It fires on an open
+            // watch, on a dead connection (A9) and on a request no server can take.
             let watch_timeout = c.next_timer().is_some_and(|(t, _)| t == Timer::WatchTimeout);
-            let drops_queued = queued && watch_timeout;
+            let cuts_in_flight = watch_timeout && self.in_flight(client);
             // Fairness: a held consumer (a handler's backlog, milliseconds to seconds) goes on before a
             // watch lasts its minutes; a backoff may still run out while it is held.
             let outlasts_hold = c.consumer_held() && watch_timeout;
-            if c.has_timer() && !noticed_first && !drops_queued && !outlasts_hold {
+            if c.has_timer() && !noticed_first && !cuts_in_flight && !outlasts_hold {
                 out.push(Action::FireTimer(client));
             }
             if c.can_move_consumer() && c.consumer_held() {
