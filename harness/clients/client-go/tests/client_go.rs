@@ -197,25 +197,40 @@ fn a_program_that_dies_mid_run_is_an_error_naming_the_step() {
     assert!(why.contains("the client-go program, at its '"), "{why}");
 }
 
-/// PR #115620 on the releases around it: the steps on which v0.26.3 leaks an object whose ADD was still
-/// queued when the relist no longer had it (`corpus/client-go/v0.26.3…`) leave v0.26.4's cache right.
+/// The release that fixed a catalogue bug holds on the steps on which the release before it breaks
+/// (`corpus/client-go/`): PR #89652, a client-side timeout that ends a watch relists on v0.18.1 and
+/// re-watches on v0.18.2; PR #115620, v0.26.3 leaks an object whose ADD was still queued when the relist
+/// no longer had it, and v0.26.4's cache stays right. As for the corpus's correct reflector, a step the
+/// fixed release does not enable where it stands is skipped (v0.18.2 has no backoff to wait out).
 #[test]
-fn the_fixed_release_holds_on_the_steps_that_break_v0_26_3() {
-    use listwatch_harness::replay::replay_with;
-    use listwatch_harness::tracefile::Trace;
+fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
+    use listwatch_harness::replay::{judge_with, replay_with};
+    use listwatch_harness::tracefile::{Trace, Verdict};
     use listwatch_properties::Property;
-    let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../corpus/client-go/v0.26.3.no-resurrected-delete.pr-115620.json");
-    let trace = Trace::load(&f).unwrap_or_else(|e| panic!("{e}"));
-    let old = replay_with(&client("client-go-fifo@v0.26.3"), &trace).unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        matches!(
-            old.verdict,
-            listwatch_harness::tracefile::Verdict::Breaks { property: Property::NoResurrectedDelete, .. }
+    let pairs = [
+        (
+            "v0.18.1.no-needless-relist.pr-89652.json",
+            Property::NoNeedlessRelist,
+            "client-go@v0.18.2,timeout=30s",
         ),
-        "{}",
-        old.verdict
-    );
-    let fixed = replay_with(&client("client-go-fifo@v0.26.4"), &trace).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(fixed.verdict, listwatch_harness::tracefile::Verdict::Holds);
+        (
+            "v0.26.3.no-resurrected-delete.pr-115620.json",
+            Property::NoResurrectedDelete,
+            "client-go-fifo@v0.26.4",
+        ),
+    ];
+    for (file, property, fixed) in pairs {
+        let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../corpus/client-go").join(file);
+        let trace = Trace::load(&f).unwrap_or_else(|e| panic!("{e}"));
+        let old = replay_with(&client(&trace.client), &trace).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            matches!(old.verdict, Verdict::Breaks { property: p, .. } if p == property),
+            "{file}: {}",
+            old.verdict
+        );
+        let seed = trace.seed.unwrap_or(0);
+        let (now, _) = judge_with(&client(fixed), seed, trace.config, &trace.actions)
+            .unwrap_or_else(|e| panic!("{fixed}: {e}"));
+        assert_eq!(now, Verdict::Holds, "{fixed} on {file}");
+    }
 }
