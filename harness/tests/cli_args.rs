@@ -154,7 +154,7 @@ fn fault_kinds_are_named_or_none() {
     use listwatch_harness::cli::{parse_command, Command};
     use listwatch_model::{FaultKind, FaultKinds};
     let kinds = |v: &str| match parse_command(&args(&["simulate", "--fault-kinds", v])) {
-        Ok(Some(Command::Simulate(s))) => Ok(s.campaign().expect("a campaign").fault_kinds),
+        Ok(Some(Command::Simulate(s))) => Ok(s.campaign().expect("a campaign").narrowing.fault_kinds),
         Ok(_) => panic!("not simulate"),
         Err(e) => Err(e.to_string()),
     };

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use listwatch_harness::replay::{replay, take_enabled};
 use listwatch_harness::sim::campaign::{self, Campaign};
+use listwatch_harness::sim::draw::Narrowing;
 use listwatch_harness::sim::shrink::BUDGETS;
 use listwatch_harness::tracefile::{Trace, Verdict};
 use listwatch_model::{Action, Config, FaultKinds, Flaw, Flaws, ModelReflector};
@@ -16,7 +17,7 @@ fn campaign(name: &str, seeds: u64, flaws: Flaws) -> Campaign {
         shard: (1, 1),
         steps: 200,
         flaws,
-        fault_kinds: FaultKinds::all(),
+        narrowing: Narrowing::none(),
         out: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("simulate").join(name),
     }
 }
@@ -108,9 +109,12 @@ fn assert_minimal(trace: &Trace, flaw: Flaw) {
 fn fault_kinds_narrow_the_faults_and_keep_each_seeds_world() {
     use listwatch_harness::sim::run::run_seed_in;
     use listwatch_model::FaultKind;
-    let only_500 = FaultKinds::NONE.with(FaultKind::InternalError);
+    let only_500 = Narrowing {
+        fault_kinds: FaultKinds::NONE.with(FaultKind::InternalError),
+        no_cache_reinit_429: false,
+    };
     for seed in 0..50 {
-        let all = run_seed_in(&ModelReflector, seed, Flaws::NONE, FaultKinds::all(), 200, 6_000);
+        let all = run_seed_in(&ModelReflector, seed, Flaws::NONE, Narrowing::none(), 200, 6_000);
         let narrow = run_seed_in(&ModelReflector, seed, Flaws::NONE, only_500, 200, 6_000);
         let (a, n) = (all.draw.config, narrow.draw.config);
         assert_eq!((a.keys, a.writes, a.servers, a.reflectors), (n.keys, n.writes, n.servers, n.reflectors));
@@ -127,9 +131,33 @@ fn fault_kinds_narrow_the_faults_and_keep_each_seeds_world() {
         assert_eq!(injected, 0, "seed {seed}: a fault of another kind was injected");
     }
     let mut c = campaign("no-faults", 100, Flaws::NONE);
-    c.fault_kinds = FaultKinds::NONE;
+    c.narrowing.fault_kinds = FaultKinds::NONE;
     let s = listwatch_harness::sim::campaign::run(&c, &ModelReflector).expect("runs");
     assert!(s.failures.is_empty());
     assert_eq!(s.tally.faults.iter().sum::<u64>(), 0, "no fault at all");
     assert!(listwatch_harness::sim::campaign::text(&c, &s).contains("fault kinds: none"));
+}
+
+/// `--no-cache-reinit-429` gives every seed servers from before k8s 1.31 (A14 off) and keeps the rest of
+/// its world: the seeds that drew A14 run without it, and say so in the summary and the reproduce line.
+#[test]
+fn no_cache_reinit_429_turns_a14_off_and_keeps_each_seeds_world() {
+    use listwatch_harness::sim::run::run_seed_in;
+    let old_servers = Narrowing { fault_kinds: FaultKinds::all(), no_cache_reinit_429: true };
+    let mut drew_a14 = 0;
+    for seed in 0..50 {
+        let all = run_seed_in(&ModelReflector, seed, Flaws::NONE, Narrowing::none(), 200, 6_000);
+        let old = run_seed_in(&ModelReflector, seed, Flaws::NONE, old_servers, 200, 6_000);
+        let (a, o) = (all.draw.config, old.draw.config);
+        drew_a14 += u32::from(a.resilient_cache_init);
+        assert!(!o.resilient_cache_init, "seed {seed}");
+        assert_eq!(Config { resilient_cache_init: a.resilient_cache_init, ..o }, a, "seed {seed}: its world");
+    }
+    assert!(drew_a14 > 10, "{drew_a14} of 50 seeds drew A14");
+    let mut c = campaign("no-cache-reinit-429", 20, Flaws::NONE);
+    c.narrowing.no_cache_reinit_429 = true;
+    let s = campaign::run(&c, &ModelReflector).expect("runs");
+    assert!(s.failures.is_empty());
+    assert!(campaign::text(&c, &s).contains("caches serve at once after a relist (no A14 429s)"));
+    assert!(campaign::json(&c, &s).contains("\"no_cache_reinit_429\": true"));
 }

@@ -7,11 +7,13 @@ use listwatch_model::{FaultKind, FaultKinds, Flaw, Flaws};
 use super::clients::{with_clients, ClientChoice};
 use super::UsageError;
 use crate::sim::campaign::{self, Campaign};
+use crate::sim::draw::Narrowing;
 
 pub const SIMULATE_HELP: &str = "\
 Each seed (default 0..100; --seed S alone runs S only) draws a world and a fault mix, takes --steps
 steps with faults, then heals and must come to rest with every cache equal to etcd, every property judged
-after every step (--fault-kinds narrows the faults a seed may draw, e.g. `--fault-kinds 500` or `none`).
+after every step (--fault-kinds narrows the faults a seed may draw, e.g. `--fault-kinds 500` or `none`;
+--no-cache-reinit-429 gives every seed API servers from before k8s 1.31).
 The first failure of each property is shrunk and written to --out. --shard K/N runs
 every Nth seed from the Kth (1-based), so N machines can share a campaign. The output is the same bytes
 for the same arguments; timings go to stderr.
@@ -84,6 +86,10 @@ pub struct SimulateArgs {
     /// trigger. Every seed keeps the rest of its world.
     #[arg(long, value_name = "KINDS", value_parser = fault_kinds)]
     pub fault_kinds: Option<FaultKinds>,
+    /// Every watch cache serves at once after a relist or restart, as before k8s 1.31 (no A14 429s):
+    /// with --fault-kinds, the servers of an older client release's time
+    #[arg(long = "no-cache-reinit-429")]
+    pub no_cache_reinit_429: bool,
     /// Where shrunk failures are written
     #[arg(long, value_name = "DIR", default_value = "target/listwatch/failures")]
     pub out: PathBuf,
@@ -116,7 +122,10 @@ impl SimulateArgs {
             shard: self.shard,
             steps: self.steps,
             flaws,
-            fault_kinds: self.fault_kinds.unwrap_or_else(FaultKinds::all),
+            narrowing: Narrowing {
+                fault_kinds: self.fault_kinds.unwrap_or_else(FaultKinds::all),
+                no_cache_reinit_429: self.no_cache_reinit_429,
+            },
             out: self.out.clone(),
         })
     }

@@ -8,6 +8,7 @@ use std::time::Instant;
 use listwatch_model::{Clients, FaultKind, FaultKinds, Flaws, ModelReflector};
 use listwatch_properties::Property;
 
+use super::draw::Narrowing;
 use super::run::{run_seed_in, End, Tally};
 use super::shrink::shrink_with;
 use crate::tracefile::{Trace, Verdict};
@@ -21,8 +22,8 @@ pub struct Campaign {
     pub shard: (u64, u64),
     pub steps: u32,
     pub flaws: Flaws,
-    /// The fault kinds a seed may draw (every kind by default): a campaign that isolates one trigger.
-    pub fault_kinds: FaultKinds,
+    /// What every seed's world leaves out (nothing by default): a campaign that isolates one trigger.
+    pub narrowing: Narrowing,
     pub out: PathBuf,
 }
 
@@ -74,7 +75,7 @@ pub fn run<K: Clients>(c: &Campaign, k: &K) -> Result<Summary, String> {
         if crate::interrupt::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
             return Err(format!("interrupted after {} seeds: incomplete", summary.seeds_run));
         }
-        let run = run_seed_in(k, seed, c.flaws, c.fault_kinds, c.steps, c.heal_limit());
+        let run = run_seed_in(k, seed, c.flaws, c.narrowing, c.steps, c.heal_limit());
         summary.seeds_run += 1;
         summary.tally.add(&run.tally);
         let (what, detail) = match &run.end {
@@ -168,7 +169,7 @@ fn thousands(n: u64) -> String {
 pub fn text(c: &Campaign, s: &Summary) -> String {
     let t = &s.tally;
     let mut out = format!(
-        "listwatch simulate: seeds {}..{} (shard {}/{}: {} seeds), {} safety steps then heal, flaws: {}{}\n",
+        "listwatch simulate: seeds {}..{} (shard {}/{}: {} seeds), {} safety steps then heal, flaws: {}{}{}\n",
         c.first_seed,
         c.first_seed + c.seeds,
         c.shard.0,
@@ -176,7 +177,8 @@ pub fn text(c: &Campaign, s: &Summary) -> String {
         s.seeds_run,
         c.steps,
         c.flaws,
-        restricted(c).map(|k| format!(", fault kinds: {k}")).unwrap_or_default()
+        restricted(c).map(|k| format!(", fault kinds: {k}")).unwrap_or_default(),
+        if c.narrowing.no_cache_reinit_429 { ", caches serve at once after a relist (no A14 429s)" } else { "" }
     );
     let passed = s.seeds_run - s.failures.len() as u64;
     out.push_str(&format!("  seeds passed     {passed} / {}\n", s.seeds_run));
@@ -226,13 +228,17 @@ fn flags(c: &Campaign) -> String {
     if let Some(kinds) = restricted(c) {
         s.push_str(&format!(" --fault-kinds {kinds}"));
     }
+    if c.narrowing.no_cache_reinit_429 {
+        s.push_str(" --no-cache-reinit-429");
+    }
     s
 }
 
 /// The fault kinds a campaign allows, spelt as `--fault-kinds` takes them, when it does not allow all.
 fn restricted(c: &Campaign) -> Option<String> {
-    (c.fault_kinds != FaultKinds::all()).then(|| {
-        let names: Vec<&str> = c.fault_kinds.iter().map(|k| k.name()).collect();
+    let kinds = c.narrowing.fault_kinds;
+    (kinds != FaultKinds::all()).then(|| {
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
         if names.is_empty() {
             "none".to_string()
         } else {
@@ -270,7 +276,8 @@ pub fn json(c: &Campaign, s: &Summary) -> String {
         "seeds_run": s.seeds_run,
         "safety_steps_per_seed": c.steps,
         "flaws": c.flaws.iter().map(|f| f.name()).collect::<Vec<_>>(),
-        "fault_kinds": c.fault_kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
+        "fault_kinds": c.narrowing.fault_kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
+        "no_cache_reinit_429": c.narrowing.no_cache_reinit_429,
         "steps": { "safety": t.safety_steps, "heal": t.heal_steps },
         "faults": faults,
         "requests": { "list": t.lists, "streaming_list": t.streaming_lists, "watch": t.watches },

@@ -117,6 +117,24 @@ pub struct Now<'a, C: Client = ModelClient> {
     revoke_left: bool,
 }
 
+/// What a campaign takes out of every seed's world, to isolate one trigger: a client release against
+/// the bug it is known for, on the servers of its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Narrowing {
+    /// The fault kinds a seed may draw.
+    pub fault_kinds: FaultKinds,
+    /// Every API server's watch cache serves at once after a relist or restart, as before k8s 1.31
+    /// (A14: no 429s while it reinitialises).
+    pub no_cache_reinit_429: bool,
+}
+
+impl Narrowing {
+    /// Nothing taken out: every seed's world as drawn.
+    pub fn none() -> Narrowing {
+        Narrowing { fault_kinds: FaultKinds::all(), no_cache_reinit_429: false }
+    }
+}
+
 impl Draw {
     /// What the weights of this seed depend on in `sys`.
     pub fn now<'a, C: Client>(&self, sys: &'a System<C>) -> Now<'a, C> {
@@ -133,9 +151,14 @@ impl Draw {
         }
     }
 
-    /// Inject faults only of the kinds in `allowed`: the others are off (weight 0), and a seed left with
-    /// no kind injects none. The rest of the draw is the seed's, so a seed keeps its world.
-    pub fn restrict(&mut self, allowed: FaultKinds) {
+    /// Narrow the seed's world as a campaign asks: faults only of the kinds it allows (the others off,
+    /// weight 0; a seed left with no kind injects none), and with `no_cache_reinit_429` servers from
+    /// before k8s 1.31 (A14). The rest of the draw is the seed's, so a seed keeps its world.
+    pub fn restrict(&mut self, narrowing: Narrowing) {
+        if narrowing.no_cache_reinit_429 {
+            self.config.resilient_cache_init = false;
+        }
+        let allowed = narrowing.fault_kinds;
         for kind in FaultKind::ALL.into_iter().filter(|k| !allowed.has(*k)) {
             self.config.fault_kinds = self.config.fault_kinds.without(kind);
             self.weights[StepKind::Fault(kind).index()] = 0;

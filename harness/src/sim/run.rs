@@ -2,10 +2,10 @@
 //! reflector to rest with its cache equal to the truth. Every state is judged by the same properties as
 //! the exhaustive checker.
 
-use listwatch_model::{Action, Client, Clients, FaultKind, FaultKinds, ModelReflector, Observed, System};
+use listwatch_model::{Action, Client, Clients, FaultKind, ModelReflector, Observed, System};
 use listwatch_properties::{first_violation, witnessed, Monitor, Property, Violation};
 
-use super::draw::Draw;
+use super::draw::{Draw, Narrowing};
 use super::rng::Rng;
 use listwatch_model::Flaws;
 
@@ -80,20 +80,20 @@ pub fn run_seed_with<K: Clients>(
     safety_steps: u32,
     heal_limit: u32,
 ) -> Run {
-    run_seed_in(clients, seed, flaws, FaultKinds::all(), safety_steps, heal_limit)
+    run_seed_in(clients, seed, flaws, Narrowing::none(), safety_steps, heal_limit)
 }
 
-/// [`run_seed_with`], the faults drawn only among `fault_kinds` (the rest of the draw unchanged).
+/// [`run_seed_with`], each seed's world narrowed as a campaign asks (the rest of the draw unchanged).
 pub fn run_seed_in<K: Clients>(
     clients: &K,
     seed: u64,
     flaws: Flaws,
-    fault_kinds: FaultKinds,
+    narrowing: Narrowing,
     safety_steps: u32,
     heal_limit: u32,
 ) -> Run {
     let (mut draw, mut rng) = Draw::new_with(seed, flaws, clients.over_the_wire(), clients.consumer_lever());
-    draw.restrict(fault_kinds);
+    draw.restrict(narrowing);
     let config = draw.config;
     let (mut sys, seen) = System::start_with(config, |id| clients.make(&config, seed, id));
     let mut monitor = Monitor::new(&sys, &seen);
