@@ -104,10 +104,11 @@ pub fn run_seed_in<K: Clients>(
         let tally = runner.tally;
         return Run { draw, actions: Vec::new(), end: End::Gone(format!("at the start: {why}")), tally };
     }
-    let end = runner.safety(&mut sys, &mut monitor, &mut rng, safety_steps).unwrap_or_else(|| {
-        runner.step(&mut sys, &mut monitor, Action::Heal);
-        runner.heal(&mut sys, &mut monitor, &mut rng, heal_limit)
-    });
+    // The state the heal step leaves is judged like any other: a property it breaks ends the run there.
+    let end = runner
+        .safety(&mut sys, &mut monitor, &mut rng, safety_steps)
+        .or_else(|| runner.step(&mut sys, &mut monitor, Action::Heal))
+        .unwrap_or_else(|| runner.heal(&mut sys, &mut monitor, &mut rng, heal_limit));
     let Runner { actions, tally, .. } = runner;
     Run { draw, actions, end, tally }
 }
