@@ -649,10 +649,13 @@ impl Monitor {
             c.stale_ms = 0;
         } else if env.settled {
             c.stale = true;
-            if view.connected && view.between_events && !view.watch_at_rest && !view.scheduled {
-                let detail = "holds a connection nothing will ever answer, with nothing scheduled".into();
-                self.fail(Property::StaleBounded, Some(client), detail);
-            }
+        }
+        // Whether its cache is right yet or not: a client that holds a connection nothing will ever
+        // answer, with nothing scheduled, would never hear of another change (A9 with no health check).
+        let dead_end = view.connected && view.between_events && !view.watch_at_rest && !view.scheduled;
+        if env.quiet && env.settled && dead_end {
+            let detail = "holds a connection nothing will ever answer, with nothing scheduled".into();
+            self.fail(Property::StaleBounded, Some(client), detail);
         }
     }
 }
