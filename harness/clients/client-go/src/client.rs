@@ -26,7 +26,8 @@ use crate::process::{Kind, Process};
 
 /// How long client-go takes to notice a silently dead connection (A9): its HTTP/2 transport's health
 /// check, a read idle timeout of 30 s and a ping timeout of 15 s. The shim's transport is the harness;
-/// it breaks the connection after this long, as that health check would.
+/// it breaks the connection after this long, as that health check would, in the releases that have it
+/// ([`ClientGo::has_health_check`]).
 const HEALTH_CHECK_MS: Millis = 45_000;
 
 /// client-go's informer under test.
@@ -286,7 +287,7 @@ impl Client for ClientGoClient {
     }
 
     fn dead_connection_noticed_after(&self) -> Option<Millis> {
-        Some(HEALTH_CHECK_MS)
+        self.config.has_health_check().then_some(HEALTH_CHECK_MS)
     }
 
     fn unread(&self) -> bool {

@@ -177,6 +177,24 @@ impl ClientGo {
         self.version.split('.').nth(1).and_then(|m| m.parse().ok()).unwrap_or(0)
     }
 
+    /// The release's patch version (`v0.18.6`: 6).
+    fn patch(&self) -> u32 {
+        self.version.split('.').nth(2).and_then(|p| p.parse().ok()).unwrap_or(0)
+    }
+
+    /// Whether the release's transport has the HTTP/2 health check that gives up a silently dead
+    /// connection (A9; apimachinery's `SetTransportDefaults`, PR #95981 for kubernetes#87615): from
+    /// v0.20.0, and in the v0.19.5 and v0.18.18 patch releases; never in v0.17 and before. Without it a
+    /// watch on a dead connection waits until a timeout of the client's own (`,timeout=`), if any.
+    pub fn has_health_check(&self) -> bool {
+        match self.minor() {
+            0..=17 => false,
+            18 => self.patch() >= 18,
+            19 => self.patch() >= 5,
+            _ => true,
+        }
+    }
+
     /// The page size the shim is started with: 0 for client-go's default.
     pub fn shim_page_size(&self) -> u32 {
         match self.lists {
@@ -221,5 +239,22 @@ pub fn bin_dir() -> PathBuf {
     match std::env::var_os("LISTWATCH_CLIENT_GO_DIR") {
         Some(dir) => PathBuf::from(dir),
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../target/client-go"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The health check came with v0.20.0 and two patch releases; v0.17 never had it.
+    #[test]
+    fn the_health_check_is_in_the_releases_that_shipped_it() {
+        let at = |version: &str| ClientGo { version: version.to_string(), ..ClientGo::all_named().remove(0) };
+        for v in ["v0.15.12", "v0.17.17", "v0.18.6", "v0.18.17", "v0.19.4"] {
+            assert!(!at(v).has_health_check(), "{v}");
+        }
+        for v in ["v0.18.18", "v0.19.5", "v0.20.0", "v0.26.3", "v0.37.2"] {
+            assert!(at(v).has_health_check(), "{v}");
+        }
     }
 }
