@@ -4,8 +4,9 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use listwatch_harness::sim::campaign::Campaign;
+use listwatch_harness::sim::draw::Narrowing;
 use listwatch_harness::sim::run::run_seed;
-use listwatch_model::{FaultKinds, Flaws};
+use listwatch_model::Flaws;
 
 const SEEDS: u64 = 200;
 
@@ -25,7 +26,7 @@ fn simulate(c: &mut Criterion) {
         shard: (1, 1),
         steps: 200,
         flaws: Flaws::NONE,
-        fault_kinds: FaultKinds::all(),
+        narrowing: Narrowing::none(),
         out: std::env::temp_dir(),
     };
     let steps = steps_of_all_seeds(&campaign);
