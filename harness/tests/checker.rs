@@ -1,6 +1,9 @@
 //! The exhaustive checker proves the correct system in the small scope, reaches every witness, and
 //! catches every catalogue flaw with a shortest counterexample.
 
+#[path = "support/caught_by.rs"]
+mod caught_by;
+
 use listwatch_harness::checker::{run, Limits, Outcome, Search};
 use listwatch_harness::scope::{worlds, Scope};
 use listwatch_model::{Flaw, Flaws};
@@ -127,26 +130,28 @@ fn etcd_3_4_loses_a_delete_to_a_slow_watcher_at_the_compaction_revision() {
 #[test]
 #[ignore = "a minute in the test profile: .ci/run runs it in release (cargo test finds every flaw with proptest, the simulator and the corpus)"]
 fn every_flaw_is_caught_by_its_property_with_a_shortest_trace() {
+    // The shortest counterexample's steps in the small scope, flaw by flaw.
     let expected = [
-        (Flaw::StaleDeleteRv, Property::NoRvRegression, 8),
-        (Flaw::NilPrevKvDropped, Property::NoResurrectedDelete, 7),
-        (Flaw::RelistOnTimeout, Property::NoNeedlessRelist, 6),
+        (Flaw::StaleDeleteRv, 8),
+        (Flaw::NilPrevKvDropped, 7),
+        (Flaw::RelistOnTimeout, 6),
         // One step more than its corpus trace (recorded before A14): the relisted cache's readiness.
-        (Flaw::StopOnClose, Property::Converges, 8),
-        (Flaw::SpinOnClose, Property::NoBusyLoop, 13),
-        (Flaw::SyncUnderLock, Property::NoLockAcrossUnboundedWait, 4),
-        (Flaw::RelistFromStaleCache, Property::NoRvRegression, 9),
+        (Flaw::StopOnClose, 8),
+        (Flaw::SpinOnClose, 13),
+        (Flaw::SyncUnderLock, 4),
+        (Flaw::RelistFromStaleCache, 9),
         // Also one step more than its corpus trace: the relisted cache's readiness (A14).
-        (Flaw::RetryTooLargeRv, Property::Converges, 26),
-        (Flaw::ReplaceKeepsMissing, Property::NoResurrectedDelete, 10),
-        (Flaw::NoIdleDetection, Property::StaleBounded, 7),
-        (Flaw::ContinueWithRv, Property::Converges, 26),
-        (Flaw::ResumeMidRevision, Property::Converges, 12),
+        (Flaw::RetryTooLargeRv, 26),
+        (Flaw::ReplaceKeepsMissing, 10),
+        (Flaw::NoIdleDetection, 7),
+        (Flaw::ContinueWithRv, 26),
+        (Flaw::ResumeMidRevision, 12),
         // Every request reaches its wait before model time passes: three requests, then two minutes.
-        (Flaw::SyncWaitUnbounded, Property::RequestsAnswered, 12),
-        (Flaw::ConsistentReadLags, Property::ReadsFresh, 5),
+        (Flaw::SyncWaitUnbounded, 12),
+        (Flaw::ConsistentReadLags, 5),
     ];
-    for (flaw, property, steps) in expected {
+    for (flaw, steps) in expected {
+        let property = caught_by::named(flaw);
         let outcomes = check(Flaws::only(flaw), Search::Bfs, true);
         let found =
             outcomes.iter().find_map(|o| o.violated().next()).unwrap_or_else(|| panic!("{flaw} not caught"));

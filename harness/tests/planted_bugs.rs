@@ -3,99 +3,13 @@
 //! default scope's list/watch world. The unwrapped client holds in the same world, so what the checker
 //! finds is the bug.
 
-use listwatch_harness::checker::{run_with, CheckModel, Limits, Search};
-use listwatch_harness::scope::{worlds, Scope};
-use listwatch_model::{
-    ApiError, Client, ClientId, Config, Effect, Flaws, Input, Message, Millis, ModelClient, Notification,
-    Rev, Timer,
-};
-use listwatch_model::{Cache, Request};
+#[path = "support/planted.rs"]
+mod planted;
+
+use listwatch_harness::checker::{Limits, Search};
+use listwatch_model::{Client, Effect, ModelClient, Request};
 use listwatch_properties::Property;
-
-/// One rule broken in an otherwise correct client.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Bug {
-    /// C1: the backoff timer is armed at 0 ms, so the retry goes out at once.
-    NoBackoff,
-    /// C5: a WATCH refused with 429 is taken for a 500, so the client relists instead of re-watching.
-    RelistAfterThrottle,
-    /// C7: a relist removes an object missing from the list without telling the handlers.
-    SilentRelistDelete,
-    /// C1: a backoff of an hour (a cap set in the wrong unit): the client catches up, much too late.
-    HourBackoff,
-    /// C8: readiness reported from the start, before any LIST reached the cache.
-    ReadyBeforeList,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct Planted {
-    inner: ModelClient,
-    bug: Bug,
-}
-
-impl Client for Planted {
-    fn start(&mut self) {
-        self.inner.start();
-    }
-
-    fn handle(&mut self, input: Input) {
-        let input = match (self.bug, input) {
-            (Bug::RelistAfterThrottle, Input::Message(Message::WatchRefused(ApiError::TooManyRequests))) => {
-                Input::Message(Message::WatchRefused(ApiError::InternalError))
-            }
-            (_, input) => input,
-        };
-        self.inner.handle(input);
-    }
-
-    fn poll_effect(&mut self) -> Option<Effect> {
-        loop {
-            match self.inner.poll_effect()? {
-                Effect::Notify(Notification::DeletedFinalStateUnknown(_))
-                    if self.bug == Bug::SilentRelistDelete => {}
-                effect => return Some(effect),
-            }
-        }
-    }
-
-    fn next_timer(&self) -> Option<(Timer, Millis)> {
-        match (self.bug, self.inner.next_timer()?) {
-            (Bug::NoBackoff, (Timer::Backoff, _)) => Some((Timer::Backoff, 0)),
-            (Bug::HourBackoff, (Timer::Backoff, _)) => Some((Timer::Backoff, 3_600_000)),
-            (_, next) => Some(next),
-        }
-    }
-
-    fn dead_connection_noticed_after(&self) -> Option<listwatch_model::Millis> {
-        self.inner.dead_connection_noticed_after()
-    }
-
-    fn resource_version(&self) -> Rev {
-        self.inner.resource_version()
-    }
-
-    fn has_synced(&self) -> bool {
-        self.bug == Bug::ReadyBeforeList || self.inner.has_synced()
-    }
-
-    fn cache(&self) -> &Cache {
-        self.inner.cache()
-    }
-}
-
-fn list_watch_world() -> Config {
-    worlds(Scope::Default, Flaws::NONE)[0].config
-}
-
-/// The first property the checker finds broken with `bug` planted, and the shortest trace's length.
-fn caught(bug: Bug) -> Option<(Property, usize)> {
-    let make = move |c: &Config, _: ClientId| Planted { inner: ModelClient::new(c.reflector, c.flaws), bug };
-    let limits = Limits::states(5_000_000, true);
-    let outcome = run_with(CheckModel::with_clients(list_watch_world(), make), Search::Bfs, limits);
-    let found =
-        outcome.violated().next().map(|v| (v.property, v.counterexample.as_ref().expect("violated").0.len()));
-    found
-}
+use planted::{caught, list_watch_world, Bug, Planted};
 
 #[test]
 fn the_unwrapped_client_holds_in_the_world_the_bugs_are_planted_in() {

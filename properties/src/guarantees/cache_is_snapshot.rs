@@ -10,7 +10,8 @@ pub struct State;
 
 impl Guarantee for State {
     const NAME: &'static str = "cache-is-snapshot";
-    const GUARANTEE: &'static str = "between events, the cache equals the store's state at the RV the reflector claims";
+    const GUARANTEE: &'static str =
+        "between events, the cache equals the store's state at the RV the reflector claims";
     const WITNESS: &'static str = "a cache holds objects at an RV past a compaction";
 
     fn violation(&self, obs: &impl Observations, monitor: &Monitor) -> Option<Found> {
@@ -33,6 +34,8 @@ impl Guarantee for State {
     fn witnessed(&self, obs: &impl Observations, monitor: &Monitor) -> bool {
         let compacted = obs.truth().compacted();
         compacted.0 > 0
-            && obs.client_ids().any(|c| monitor.client(c).claimed > compacted && !obs.client(c).cache.is_empty())
+            && obs
+                .client_ids()
+                .any(|c| monitor.client(c).claimed > compacted && !obs.client(c).cache.is_empty())
     }
 }

@@ -19,13 +19,16 @@ pub struct State {
 
 impl Guarantee for State {
     const NAME: &'static str = "no-busy-loop";
-    const GUARANTEE: &'static str = "an actor never takes more than a bounded number of steps without progress";
+    const GUARANTEE: &'static str =
+        "an actor never takes more than a bounded number of steps without progress";
     const WITNESS: &'static str = "a reflector waits out a backoff";
 
     fn observe(&mut self, obs: &impl Observations, seen: &Observed) -> Option<Found> {
         per_client(&mut self.busy_steps, obs);
         match *seen {
-            Observed::Sent { client, .. } | Observed::Received { client, .. } | Observed::Garbled { client, .. } => {
+            Observed::Sent { client, .. }
+            | Observed::Received { client, .. }
+            | Observed::Garbled { client, .. } => {
                 self.busy_steps[usize::from(client.0)] = 0;
             }
             // Time passes for a client only when one of its timers fires, its transport finds a

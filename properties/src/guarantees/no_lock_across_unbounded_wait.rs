@@ -55,9 +55,9 @@ impl Guarantee for State {
 
     fn after_step(&mut self, _obs: &impl Observations) -> Option<Found> {
         self.held.iter().find_map(|(id, mode)| match self.waiting.get(id) {
-            Some((cluster, None)) => {
-                Some(Found::anyone(format!("{id} holds the {mode:?} lock while waiting with no bound for {cluster}")))
-            }
+            Some((cluster, None)) => Some(Found::anyone(format!(
+                "{id} holds the {mode:?} lock while waiting with no bound for {cluster}"
+            ))),
             _ => None,
         })
     }

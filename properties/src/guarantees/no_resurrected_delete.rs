@@ -2,8 +2,8 @@
 //! that was deleted at or before the RV the client claims, never reappears in its cache (seed 000,
 //! kubernetes#58545; seed 001; kubernetes#59848).
 
-use litemap::LiteMap;
 use listwatch_model::{Notification, Observed, Uid};
+use litemap::LiteMap;
 
 use crate::guarantees::{per_client, Found, Guarantee};
 use crate::monitor::Monitor;
@@ -17,7 +17,8 @@ pub struct State {
 
 impl Guarantee for State {
     const NAME: &'static str = "no-resurrected-delete";
-    const GUARANTEE: &'static str = "an object incarnation the cache has seen deleted, or that was deleted at or before the RV \
+    const GUARANTEE: &'static str =
+        "an object incarnation the cache has seen deleted, or that was deleted at or before the RV \
                  the reflector claims, never reappears in the cache";
     const WITNESS: &'static str = "a delete is observed after a compaction";
 

@@ -13,7 +13,8 @@ pub struct State;
 
 impl Guarantee for State {
     const NAME: &'static str = "no-rv-regression";
-    const GUARANTEE: &'static str = "the RV a reflector claims never goes backwards, and no event at or below an RV it already \
+    const GUARANTEE: &'static str =
+        "the RV a reflector claims never goes backwards, and no event at or below an RV it already \
                  applied is applied again";
     const WITNESS: &'static str = "a relist after 410 happens";
 

@@ -2,8 +2,8 @@
 //! (add, update, delete, delete with final state unknown) gives the cache after every step, and each
 //! names the object the handlers last saw.
 
-use litemap::LiteMap;
 use listwatch_model::{Key, Notification, Object, Observed};
+use litemap::LiteMap;
 
 use crate::guarantees::{per_client, Found, Guarantee};
 use crate::monitor::Monitor;
@@ -25,7 +25,8 @@ pub struct State {
 
 impl Guarantee for State {
     const NAME: &'static str = "notifications-match-cache";
-    const GUARANTEE: &'static str = "folding the handlers' notifications (add, update, delete, delete with final state \
+    const GUARANTEE: &'static str =
+        "folding the handlers' notifications (add, update, delete, delete with final state \
         unknown) gives the cache after every step, and each names the object the handlers last saw";
     const WITNESS: &'static str = "a relist notifies the delete of an object it no longer lists";
 

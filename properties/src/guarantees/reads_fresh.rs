@@ -99,7 +99,9 @@ impl Guarantee for State {
             &Observed::Sent { client, request } => {
                 let now = obs.truth().rev();
                 let (promise, streaming) = match request {
-                    Request::List { rv } | Request::ListPage { rv, cont: None, .. } => (Promise::of(rv, now), false),
+                    Request::List { rv } | Request::ListPage { rv, cont: None, .. } => {
+                        (Promise::of(rv, now), false)
+                    }
                     Request::ListPage { cont: Some(c), .. } => (Some(Promise::Exactly(c.rv)), false),
                     Request::WatchList { rv, .. } => (Promise::of(rv, now), true),
                     Request::Watch { .. } => (None, false),

@@ -13,7 +13,8 @@ pub struct State;
 
 impl Guarantee for State {
     const NAME: &'static str = "stale-bounded";
-    const GUARANTEE: &'static str = "once the environment is quiet, a client whose cache differs from the store catches up within \
+    const GUARANTEE: &'static str =
+        "once the environment is quiet, a client whose cache differs from the store catches up within \
                  two minutes of model time, and never holds a connection that nothing will ever answer with \
                  nothing scheduled";
     const WITNESS: &'static str = "a client stale once the environment went quiet catches up";

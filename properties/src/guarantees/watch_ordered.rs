@@ -14,7 +14,8 @@ pub struct State;
 
 impl Guarantee for State {
     const NAME: &'static str = "watch-ordered";
-    const GUARANTEE: &'static str = "a watch stream delivers events in strictly increasing RV order, each once, none at or below \
+    const GUARANTEE: &'static str =
+        "a watch stream delivers events in strictly increasing RV order, each once, none at or below \
                  the RV it started from";
     const WITNESS: &'static str = "a resumed watch delivers events";
 

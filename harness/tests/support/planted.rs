@@ -1,0 +1,106 @@
+//! Plausible single-rule bugs that no catalogue flaw plants: a client under test that wraps the model
+//! reflector and breaks one rule. `planted_bugs.rs` shows each caught by its property; the mutation gate
+//! requires that it still is.
+#![allow(dead_code)] // each test file that includes this uses a part of it
+
+use listwatch_harness::checker::{run_with, CheckModel, Limits, Search};
+use listwatch_harness::scope::{worlds, Scope};
+use listwatch_model::{
+    ApiError, Cache, Client, ClientId, Config, Effect, Flaws, Input, Message, Millis, ModelClient,
+    Notification, Rev, Timer,
+};
+use listwatch_properties::Property;
+
+/// One rule broken in an otherwise correct client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Bug {
+    /// C1: the backoff timer is armed at 0 ms, so the retry goes out at once.
+    NoBackoff,
+    /// C5: a WATCH refused with 429 is taken for a 500, so the client relists instead of re-watching.
+    RelistAfterThrottle,
+    /// C7: a relist removes an object missing from the list without telling the handlers.
+    SilentRelistDelete,
+    /// C1: a backoff of an hour (a cap set in the wrong unit): the client catches up, much too late.
+    HourBackoff,
+    /// C8: readiness reported from the start, before any LIST reached the cache.
+    ReadyBeforeList,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Planted {
+    pub inner: ModelClient,
+    pub bug: Bug,
+}
+
+impl Client for Planted {
+    fn start(&mut self) {
+        self.inner.start();
+    }
+
+    fn handle(&mut self, input: Input) {
+        let input = match (self.bug, input) {
+            (Bug::RelistAfterThrottle, Input::Message(Message::WatchRefused(ApiError::TooManyRequests))) => {
+                Input::Message(Message::WatchRefused(ApiError::InternalError))
+            }
+            (_, input) => input,
+        };
+        self.inner.handle(input);
+    }
+
+    fn poll_effect(&mut self) -> Option<Effect> {
+        loop {
+            match self.inner.poll_effect()? {
+                Effect::Notify(Notification::DeletedFinalStateUnknown(_))
+                    if self.bug == Bug::SilentRelistDelete => {}
+                effect => return Some(effect),
+            }
+        }
+    }
+
+    fn next_timer(&self) -> Option<(Timer, Millis)> {
+        match (self.bug, self.inner.next_timer()?) {
+            (Bug::NoBackoff, (Timer::Backoff, _)) => Some((Timer::Backoff, 0)),
+            (Bug::HourBackoff, (Timer::Backoff, _)) => Some((Timer::Backoff, 3_600_000)),
+            (_, next) => Some(next),
+        }
+    }
+
+    fn dead_connection_noticed_after(&self) -> Option<listwatch_model::Millis> {
+        self.inner.dead_connection_noticed_after()
+    }
+
+    fn resource_version(&self) -> Rev {
+        self.inner.resource_version()
+    }
+
+    fn has_synced(&self) -> bool {
+        self.bug == Bug::ReadyBeforeList || self.inner.has_synced()
+    }
+
+    fn cache(&self) -> &Cache {
+        self.inner.cache()
+    }
+}
+
+pub fn list_watch_world() -> Config {
+    worlds(Scope::Default, Flaws::NONE)[0].config
+}
+
+/// The first property the checker finds broken with `bug` planted, and the shortest trace's length.
+pub fn caught(bug: Bug) -> Option<(Property, usize)> {
+    let make = move |c: &Config, _: ClientId| Planted { inner: ModelClient::new(c.reflector, c.flaws), bug };
+    let limits = Limits::states(5_000_000, true);
+    let outcome = run_with(CheckModel::with_clients(list_watch_world(), make), Search::Bfs, limits);
+    let found =
+        outcome.violated().next().map(|v| (v.property, v.counterexample.as_ref().expect("violated").0.len()));
+    found
+}
+
+/// Each bug and the property that catches it.
+pub const CAUGHT_BY: [(Bug, Property); 5] = [
+    (Bug::NoBackoff, Property::Backoff),
+    (Bug::RelistAfterThrottle, Property::NoNeedlessRelist),
+    (Bug::SilentRelistDelete, Property::NotificationsMatchCache),
+    (Bug::HourBackoff, Property::StaleBounded),
+    (Bug::ReadyBeforeList, Property::ReadyMeansListed),
+];
