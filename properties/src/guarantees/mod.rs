@@ -8,8 +8,9 @@
 //! claimed, the stream it reads, what it owes after a failure), the [`Monitor`].
 //!
 //! Adding one: a file in this directory, `pub struct State` implementing [`Guarantee`], its
-//! `pub mod file_name;` below and one line `Variant(file_name),` in the `guarantees!` list. The [`Property`] enum, its names, the
-//! checker's and simulator's judgement, `check`'s table and the witness report follow from that list.
+//! `pub mod file_name;` below and one line `Variant(file_name),` in the `guarantees!` list. The
+//! [`Property`] enum, its names, the checker's and simulator's judgement, `check`'s table and the
+//! witness report follow from that list.
 
 use std::fmt::Debug;
 use std::hash::Hash;
