@@ -87,11 +87,6 @@ impl Request {
     pub fn sends_initial_events(&self) -> bool {
         matches!(self, Request::WatchList { .. })
     }
-
-    /// A page that continues a paginated LIST (A13), not a new one.
-    pub fn continues(&self) -> bool {
-        matches!(self, Request::ListPage { cont: Some(_), .. })
-    }
 }
 
 impl fmt::Display for Request {
