@@ -1,8 +1,8 @@
 //! The mutation-testing gate that `scripts/mutants` runs against every mutant of `model/src` and
 //! `properties/src`: the checker and the simulator only, no unit test. A mutant is caught when the
 //! correct system breaks a property in the default scope, a witness goes unreached there, a catalogue
-//! flaw or a planted client bug stops being caught by the property named for it, or a simulator seed
-//! fails; a run the limits stop counts as caught too (the scope was not proven).
+//! flaw or a planted client bug stops being caught by the property named for it, a simulator seed of
+//! the correct system fails, or the simulator stops finding a flaw; a run the limits stop counts as caught too (the scope was not proven).
 //!
 //! The cheapest judges run first and the first failure ends the run, so a caught mutant costs seconds;
 //! only a survivor pays for the whole gate.
@@ -38,6 +38,14 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
         simulate(seed);
     }
     lap("first simulator seeds");
+    // The simulator judges too: every flaw breaks a property within its first 1,000 seeds
+    // (harness/tests/simulate.rs), usually within a few.
+    for (flaw, _, _) in caught_by::CAUGHT_BY {
+        let found =
+            (0..1_000).any(|seed| matches!(run_seed(seed, Flaws::only(flaw), 200, 6_000).end, End::Broke(_)));
+        assert!(found, "the simulator no longer finds {flaw} in 1,000 seeds");
+    }
+    lap("flaws in the simulator");
     for (flaw, world, property) in caught_by::CAUGHT_BY {
         let w =
             worlds(Scope::Default, Flaws::only(flaw)).into_iter().find(|w| w.name == world).expect("world");
