@@ -2,7 +2,8 @@
 //! `properties/src`: the checker and the simulator only, no unit test. A mutant is caught when the
 //! correct system breaks a property in the default scope, a witness goes unreached there, a catalogue
 //! flaw or a planted client bug stops being caught by the property named for it, a simulator seed of
-//! the correct system fails, or the simulator stops finding a flaw; a run the limits stop counts as caught too (the scope was not proven).
+//! the correct system fails, or the simulator stops finding a flaw; a run the limits stop counts as
+//! caught too (the scope was not proven).
 //!
 //! The cheapest judges run first and the first failure ends the run, so a caught mutant costs seconds;
 //! only a survivor pays for the whole gate.
