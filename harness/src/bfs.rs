@@ -101,7 +101,8 @@ pub struct Found {
     pub depth: usize,
     /// Per property, the first violation in BFS order: its steps and the violation.
     pub violations: Vec<Option<(Vec<Action>, Violation)>>,
-    pub witnessed: Vec<bool>,
+    /// Per property, the fewest steps from the initial state to a state that reaches its witness.
+    pub witnessed: Vec<Option<usize>>,
     /// Whether the search stopped at `max_states` before the state space was exhausted.
     pub hit_max_states: bool,
     /// Whether it stopped because the process reached `memory_limit_bytes` while making a level.
@@ -189,7 +190,7 @@ fn search_in_pool<C: Checkable>(
     parents.push(Parent { parent: ROOT, action: Action::Heal });
 
     let mut first_violation: Vec<Option<(u32, Violation)>> = vec![None; Property::COUNT];
-    let mut witnessed_any = [false; Property::COUNT];
+    let mut witnessed_at: [Option<usize>; Property::COUNT] = [None; Property::COUNT];
     // The level being judged and expanded, and each state's number; `None` only for a state a stop
     // left unmade. The next level is made into `spare`, so that the two buffers are reused level after
     // level instead of fresh pages being asked of the kernel (and zeroed by it) for every level.
@@ -207,7 +208,7 @@ fn search_in_pool<C: Checkable>(
         depth += 1;
         progress.depth.store(depth, Ordering::Relaxed);
         let want_violation: [bool; Property::COUNT] = std::array::from_fn(|i| first_violation[i].is_none());
-        let want_witness: [bool; Property::COUNT] = std::array::from_fn(|i| !witnessed_any[i]);
+        let want_witness: [bool; Property::COUNT] = std::array::from_fn(|i| witnessed_at[i].is_none());
         let expand = !hit_max_states;
         let chunk_len = (level.len() / (threads * 8)).clamp(16, 4096);
         let visited_now = &visited;
@@ -244,7 +245,10 @@ fn search_in_pool<C: Checkable>(
         // The level's verdicts: per property, its first violation in BFS order.
         for chunk in &chunks {
             for (i, w) in chunk.witnessed.iter().enumerate() {
-                witnessed_any[i] |= *w;
+                if *w && witnessed_at[i].is_none() {
+                    // The initial state is level 1 and zero steps from itself.
+                    witnessed_at[i] = Some(depth - 1);
+                }
             }
             for (place, property, v) in &chunk.violations {
                 let slot = &mut first_violation[*property as usize];
@@ -322,7 +326,7 @@ fn search_in_pool<C: Checkable>(
             })
         })
         .collect();
-    Found { states, depth, violations, witnessed: witnessed_any.to_vec(), hit_max_states, out_of_memory }
+    Found { states, depth, violations, witnessed: witnessed_at.to_vec(), hit_max_states, out_of_memory }
 }
 
 /// Judge one state for the properties still undecided.

@@ -93,7 +93,16 @@ pub struct Verdict {
     pub property: Property,
     /// The shortest (BFS) or some (DFS) counterexample: its actions and the violation at its end.
     pub counterexample: Option<(Vec<Action>, Violation)>,
-    pub witnessed: bool,
+    /// The steps to a state that reaches the property's witness, if one was reached: the fewest under
+    /// listwatch's BFS, the length of the path stateright found under its searches.
+    pub witnessed_at: Option<usize>,
+}
+
+impl Verdict {
+    /// Whether the property's witness was reached: the property was not vacuous in this world.
+    pub fn witnessed(&self) -> bool {
+        self.witnessed_at.is_some()
+    }
 }
 
 /// What a run over one world found.
@@ -114,7 +123,7 @@ impl Outcome {
     pub fn not_run(cut: Cut) -> Self {
         let verdicts = Property::ALL
             .into_iter()
-            .map(|property| Verdict { property, counterexample: None, witnessed: false })
+            .map(|property| Verdict { property, counterexample: None, witnessed_at: None })
             .collect();
         Outcome { states: 0, depth: 0, seconds: 0.0, complete: false, cut: Some(cut), verdicts }
     }
@@ -195,7 +204,7 @@ fn run_bfs<C: Checkable>(model: &CheckModel<C>, limits: Limits, watch: &Watch<'_
         .map(|property| Verdict {
             property,
             counterexample: found.violations[property as usize].clone(),
-            witnessed: found.witnessed[property as usize],
+            witnessed_at: found.witnessed[property as usize],
         })
         .collect();
     let any_violation = verdicts.iter().any(|v| v.counterexample.is_some());
@@ -349,8 +358,8 @@ fn summarize<C: Checkable>(
                 violation(property, &last.sys, &last.monitor).expect("a discovery violates its property");
             (path.into_actions(), found)
         });
-        let witnessed = checker.discovery(property.witness()).is_some();
-        verdicts.push(Verdict { property, counterexample, witnessed });
+        let witnessed_at = checker.discovery(property.witness()).map(|path| path.into_actions().len());
+        verdicts.push(Verdict { property, counterexample, witnessed_at });
     }
     let states = checker.unique_state_count();
     let any_violation = verdicts.iter().any(|v| v.counterexample.is_some());

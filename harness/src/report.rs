@@ -56,7 +56,8 @@ fn combined(outcomes: &[Outcome], property: Property) -> (Option<usize>, bool) {
     let broken = outcomes
         .iter()
         .position(|o| o.verdicts.iter().any(|v| v.property == property && v.counterexample.is_some()));
-    let witnessed = outcomes.iter().any(|o| o.verdicts.iter().any(|v| v.property == property && v.witnessed));
+    let witnessed =
+        outcomes.iter().any(|o| o.verdicts.iter().any(|v| v.property == property && v.witnessed()));
     (broken, witnessed)
 }
 

@@ -10,7 +10,8 @@ fn limits(threads: usize) -> Limits {
     Limits { threads, ..Limits::states(5_000_000, false) }
 }
 
-/// Per property: its name, its counterexample's length, whether its witness was reached.
+/// Per property: its name, its counterexample's length, whether its witness was reached (stateright's
+/// path to a witness is one it found, not the shortest, so only ours are compared step for step).
 type PropertySummary = (String, Option<usize>, bool);
 
 /// What must agree: states, depth, and per property its verdict, witness and counterexample length.
@@ -19,7 +20,7 @@ fn summary(o: &Outcome) -> (usize, usize, Vec<PropertySummary>) {
         .verdicts
         .iter()
         .map(|v| {
-            (v.property.to_string(), v.counterexample.as_ref().map(|(steps, _)| steps.len()), v.witnessed)
+            (v.property.to_string(), v.counterexample.as_ref().map(|(steps, _)| steps.len()), v.witnessed())
         })
         .collect();
     (o.states, o.depth, verdicts)
@@ -29,7 +30,7 @@ fn summary(o: &Outcome) -> (usize, usize, Vec<PropertySummary>) {
 fn exact(o: &Outcome) -> String {
     let mut text = format!("{} states, depth {}, complete {}\n", o.states, o.depth, o.complete);
     for v in &o.verdicts {
-        text += &format!("{} witnessed {}", v.property, v.witnessed);
+        text += &format!("{} witnessed at {:?}", v.property, v.witnessed_at);
         if let Some((steps, violation)) = &v.counterexample {
             let steps: Vec<String> = steps.iter().map(ToString::to_string).collect();
             text += &format!(": {} | {violation}", steps.join(", "));

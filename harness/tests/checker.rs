@@ -28,7 +28,7 @@ fn the_correct_system_holds_in_small_and_every_witness_is_reached() {
         assert!(broken.is_empty(), "{broken:#?}");
     }
     for p in Property::ALL {
-        let reached = outcomes.iter().any(|o| o.verdicts.iter().any(|v| v.property == p && v.witnessed));
+        let reached = outcomes.iter().any(|o| o.verdicts.iter().any(|v| v.property == p && v.witnessed()));
         assert!(reached, "witness of {p} not reached: {}", p.witness());
     }
     let states: Vec<usize> = outcomes.iter().map(|o| o.states).collect();

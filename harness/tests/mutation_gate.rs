@@ -7,6 +7,15 @@
 //!
 //! The cheapest judges run first and the first failure ends the run, so a caught mutant costs seconds;
 //! only a survivor pays for the whole gate.
+//!
+//! The checker and the simulator are deterministic, so what they report is pinned too, as stateright's
+//! own tests pin state counts: each world's states and the fewest steps to each witness (a witness made
+//! easier to reach is reached sooner), each flaw's shortest counterexample, the seed at which the
+//! simulator first finds each flaw, and the simulator's summary of the correct system (steps, faults and
+//! requests by kind, seeds reaching each witness). A change to the model or the properties that moves
+//! any of them fails here until the record is accepted on purpose:
+//! `INSTA_UPDATE=always cargo test --release -p listwatch-harness --test mutation_gate -- --ignored`,
+//! then review the diff of `harness/tests/snapshots/mutation_gate__*.snap`.
 
 #[path = "support/caught_by.rs"]
 mod caught_by;
@@ -17,8 +26,11 @@ use std::time::Duration;
 
 use listwatch_harness::checker::{run, run_with, CheckModel, Limits, Search};
 use listwatch_harness::scope::{worlds, Scope};
+use listwatch_harness::sim::campaign::{self, Campaign, Summary};
+use listwatch_harness::sim::draw::Narrowing;
 use listwatch_harness::sim::run::{run_seed, End};
 use listwatch_model::{Config, Flaws, ModelClient};
+use listwatch_properties::Property;
 
 const LIMITS: Limits = Limits {
     max_states: 3_000_000,
@@ -35,57 +47,102 @@ const SEEDS: u64 = 10_000;
 fn the_checker_and_the_simulator_judge_every_mutant() {
     let started = std::time::Instant::now();
     let lap = |what: &str| eprintln!("mutation gate: {what} after {:.1} s", started.elapsed().as_secs_f64());
+    let mut summary = Summary::default();
     for seed in 0..SEEDS / 5 {
-        simulate(seed);
+        simulate(seed, &mut summary);
     }
     lap("first simulator seeds");
     // The simulator judges too: every flaw breaks a property within its first 1,000 seeds
     // (harness/tests/simulate.rs), usually within a few.
+    let mut found = String::new();
     for (flaw, _, _) in caught_by::CAUGHT_BY {
-        let found =
-            (0..1_000).any(|seed| matches!(run_seed(seed, Flaws::only(flaw), 200, 6_000).end, End::Broke(_)));
-        assert!(found, "the simulator no longer finds {flaw} in 1,000 seeds");
+        let first = (0..1_000).find_map(|seed| match run_seed(seed, Flaws::only(flaw), 200, 6_000) {
+            r @ listwatch_harness::sim::run::Run { end: End::Broke(_), .. } => Some((seed, r)),
+            _ => None,
+        });
+        let Some((seed, r)) = first else { panic!("the simulator no longer finds {flaw} in 1,000 seeds") };
+        let End::Broke(v) = r.end else { unreachable!() };
+        found += &format!(
+            "{flaw} ({}): seed {seed}, {} after {} steps\n",
+            flaw.upstream(),
+            v.property,
+            r.actions.len()
+        );
     }
+    insta::assert_snapshot!("flaws_in_the_simulator", found);
     lap("flaws in the simulator");
+    let mut shortest = String::new();
     for (flaw, world, property) in caught_by::CAUGHT_BY {
         let w =
             worlds(Scope::Default, Flaws::only(flaw)).into_iter().find(|w| w.name == world).expect("world");
-        let caught = run(w.config, Search::Bfs, LIMITS).violated().any(|v| v.property == property);
-        assert!(caught, "{flaw} is no longer caught by {property} in world {world}");
+        let o = run(w.config, Search::Bfs, LIMITS);
+        let Some(v) = o.violated().find(|v| v.property == property) else {
+            panic!("{flaw} is no longer caught by {property} in world {world}")
+        };
+        let steps = v.counterexample.as_ref().map_or(0, |(steps, _)| steps.len());
+        shortest += &format!("{flaw} in {world}: {property} after {steps} steps, {} states\n", o.states);
     }
+    insta::assert_snapshot!("flaws_in_the_checker", shortest);
     lap("flaws");
+    let mut planted_found = String::new();
     for (bug, property) in planted::CAUGHT_BY {
         let make =
             move |c: &Config, _| planted::Planted { inner: ModelClient::new(c.reflector, c.flaws), bug };
         let o = run_with(CheckModel::with_clients(planted::list_watch_world(), make), Search::Bfs, LIMITS);
-        assert!(o.violated().any(|v| v.property == property), "{bug:?} is no longer caught by {property}");
+        let Some(v) = o.violated().find(|v| v.property == property) else {
+            panic!("{bug:?} is no longer caught by {property}")
+        };
+        let steps = v.counterexample.as_ref().map_or(0, |(steps, _)| steps.len());
+        planted_found += &format!("{bug:?}: {property} after {steps} steps, {} states\n", o.states);
     }
+    insta::assert_snapshot!("planted_bugs_in_the_checker", planted_found);
     lap("planted bugs");
     // The largest world (list-watch, half the states) last: a mutant that breaks the correct system
     // is usually found in a smaller one within seconds.
     let mut correct = worlds(Scope::Default, Flaws::NONE);
     correct.rotate_left(1);
     let mut outcomes = Vec::new();
+    let mut explored = String::new();
     for w in correct {
         let o = run(w.config, Search::Bfs, LIMITS);
         if let Some(v) = o.violated().next() {
             panic!("the correct system breaks: {}", v.counterexample.as_ref().expect("violated").1);
         }
         assert!(o.complete, "world {} was not explored within the limits", w.name);
+        explored +=
+            &format!("{}: {} states, depth {}; witnesses reached after steps:\n", w.name, o.states, o.depth);
+        for v in &o.verdicts {
+            let at = v.witnessed_at.map_or("unreached".to_string(), |n| n.to_string());
+            explored += &format!("  {:<30} {at}\n", v.property.name());
+        }
         outcomes.push(o);
         lap(w.name);
     }
-    for p in listwatch_properties::Property::ALL {
-        let reached = outcomes.iter().any(|o| o.verdicts.iter().any(|v| v.property == p && v.witnessed));
+    for p in Property::ALL {
+        let reached = outcomes.iter().any(|o| o.verdicts.iter().any(|v| v.property == p && v.witnessed()));
         assert!(reached, "witness of {p} unreached: {}", p.witness());
     }
+    insta::assert_snapshot!("correct_worlds", explored);
     for seed in SEEDS / 5..SEEDS {
-        simulate(seed);
+        simulate(seed, &mut summary);
     }
+    let c = Campaign {
+        first_seed: 0,
+        seeds: SEEDS,
+        shard: (1, 1),
+        steps: 200,
+        flaws: Flaws::NONE,
+        narrowing: Narrowing::none(),
+        out: std::path::PathBuf::new(),
+    };
+    insta::assert_snapshot!("correct_simulator_summary", campaign::text(&c, &summary));
     lap("simulator seeds");
 }
 
-fn simulate(seed: u64) {
+/// One seed of the correct system, which must come to rest; its counts go into `summary`.
+fn simulate(seed: u64, summary: &mut Summary) {
     let r = run_seed(seed, Flaws::NONE, 200, 6_000);
     assert_eq!(r.end, End::Rest, "simulator seed {seed} fails");
+    summary.seeds_run += 1;
+    summary.tally.add(&r.tally);
 }

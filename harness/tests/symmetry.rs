@@ -16,7 +16,7 @@ fn limits(symmetry: bool, stop_at_violation: bool) -> Limits {
 fn verdicts(o: &Outcome) -> Verdicts {
     o.verdicts
         .iter()
-        .map(|v| (v.property.to_string(), v.counterexample.as_ref().map(|(s, _)| s.len()), v.witnessed))
+        .map(|v| (v.property.to_string(), v.counterexample.as_ref().map(|(s, _)| s.len()), v.witnessed()))
         .collect()
 }
 

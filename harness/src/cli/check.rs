@@ -381,7 +381,7 @@ fn check_worlds(worlds: &[World], search: Search, limits: Limits) -> Vec<Outcome
 pub fn unwitnessed(outcomes: &[Outcome]) -> Vec<Property> {
     Property::ALL
         .into_iter()
-        .filter(|p| !outcomes.iter().any(|o| o.verdicts.iter().any(|v| v.property == *p && v.witnessed)))
+        .filter(|p| !outcomes.iter().any(|o| o.verdicts.iter().any(|v| v.property == *p && v.witnessed())))
         .collect()
 }
 
