@@ -3,7 +3,8 @@
 //! correct system breaks a property in the default scope, a witness goes unreached there, a catalogue
 //! flaw or a planted client bug stops being caught by the property named for it, a simulator seed of
 //! the correct system fails, or the simulator stops finding a flaw; a run the limits stop counts as
-//! caught too (the scope was not proven).
+//! caught too (the scope was not proven). The simulator's runs are also judged from their recording
+//! alone (`judge_frames`, as real clients are): the same verdict at the same step.
 //!
 //! The cheapest judges run first and the first failure ends the run, so a caught mutant costs seconds;
 //! only a survivor pays for the whole gate.
@@ -25,12 +26,13 @@ mod planted;
 use std::time::Duration;
 
 use listwatch_harness::checker::{run, run_with, CheckModel, Limits, Search};
+use listwatch_harness::replay::record;
 use listwatch_harness::scope::{worlds, Scope};
 use listwatch_harness::sim::campaign::{self, Campaign, Summary};
 use listwatch_harness::sim::draw::Narrowing;
-use listwatch_harness::sim::run::{run_seed, End};
+use listwatch_harness::sim::run::{run_seed, End, Run};
 use listwatch_model::{Config, Flaws, ModelClient};
-use listwatch_properties::Property;
+use listwatch_properties::{judge_frames, Property};
 
 const LIMITS: Limits = Limits {
     max_states: 3_000_000,
@@ -41,6 +43,8 @@ const LIMITS: Limits = Limits {
     memory_limit_bytes: None,
 };
 const SEEDS: u64 = 10_000;
+/// Correct seeds also judged from their recording alone.
+const RECORDED_SEEDS: u64 = 500;
 
 #[test]
 #[ignore = "the mutation-testing gate: scripts/mutants runs it on every mutant (--profile mutants, --ignored)"]
@@ -49,7 +53,13 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
     let lap = |what: &str| eprintln!("mutation gate: {what} after {:.1} s", started.elapsed().as_secs_f64());
     let mut summary = Summary::default();
     for seed in 0..SEEDS / 5 {
-        simulate(seed, &mut summary);
+        let r = simulate(seed, &mut summary);
+        // Real clients are judged from what they recorded, with the store's truth rebuilt from the
+        // writes reported (`judge_frames`): the same runs, judged that way, hold too.
+        if seed < RECORDED_SEEDS {
+            let broke = judge_frames(&record(r.draw.config, &r.actions));
+            assert!(broke.is_none(), "simulator seed {seed}, recorded, breaks: {broke:?}");
+        }
     }
     lap("first simulator seeds");
     // The simulator judges too: every flaw breaks a property within its first 1,000 seeds
@@ -57,11 +67,13 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
     let mut found = String::new();
     for (flaw, _, _) in caught_by::CAUGHT_BY {
         let first = (0..1_000).find_map(|seed| match run_seed(seed, Flaws::only(flaw), 200, 6_000) {
-            r @ listwatch_harness::sim::run::Run { end: End::Broke(_), .. } => Some((seed, r)),
+            r @ Run { end: End::Broke(_), .. } => Some((seed, r)),
             _ => None,
         });
         let Some((seed, r)) = first else { panic!("the simulator no longer finds {flaw} in 1,000 seeds") };
         let End::Broke(v) = r.end else { unreachable!() };
+        let recorded = judge_frames(&record(r.draw.config, &r.actions)).map(|(step, v)| (step, v.property));
+        assert_eq!(recorded, Some((r.actions.len(), v.property)), "{flaw}, seed {seed}: its recording");
         found += &format!(
             "{flaw} ({}): seed {seed}, {} after {} steps\n",
             flaw.upstream(),
@@ -140,9 +152,10 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
 }
 
 /// One seed of the correct system, which must come to rest; its counts go into `summary`.
-fn simulate(seed: u64, summary: &mut Summary) {
+fn simulate(seed: u64, summary: &mut Summary) -> Run {
     let r = run_seed(seed, Flaws::NONE, 200, 6_000);
     assert_eq!(r.end, End::Rest, "simulator seed {seed} fails");
     summary.seeds_run += 1;
     summary.tally.add(&r.tally);
+    r
 }
