@@ -3,8 +3,9 @@
 //! correct system breaks a property in the default scope, a witness goes unreached there, a catalogue
 //! flaw or a planted client bug stops being caught by the property named for it, a simulator seed of
 //! the correct system fails, or the simulator stops finding a flaw; a run the limits stop counts as
-//! caught too (the scope was not proven). The simulator's runs are also judged from their recording
-//! alone (`judge_frames`, as real clients are): the same verdict at the same step.
+//! caught too (the scope was not proven). The regression corpus must still reproduce, and the
+//! simulator's runs and the corpus's traces are also judged from their recording alone
+//! (`judge_frames`, as real clients are): the same verdict at the same step.
 //!
 //! The cheapest judges run first and the first failure ends the run, so a caught mutant costs seconds;
 //! only a survivor pays for the whole gate.
@@ -23,14 +24,16 @@ mod caught_by;
 #[path = "support/planted.rs"]
 mod planted;
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use listwatch_harness::checker::{run, run_with, CheckModel, Limits, Search};
-use listwatch_harness::replay::record;
+use listwatch_harness::replay::{record, replay};
 use listwatch_harness::scope::{worlds, Scope};
 use listwatch_harness::sim::campaign::{self, Campaign, Summary};
 use listwatch_harness::sim::draw::Narrowing;
 use listwatch_harness::sim::run::{run_seed, End, Run};
+use listwatch_harness::tracefile::{Trace, Verdict};
 use listwatch_model::{Config, Flaws, ModelClient};
 use listwatch_properties::{judge_frames, Property};
 
@@ -51,6 +54,8 @@ const RECORDED_SEEDS: u64 = 500;
 fn the_checker_and_the_simulator_judge_every_mutant() {
     let started = std::time::Instant::now();
     let lap = |what: &str| eprintln!("mutation gate: {what} after {:.1} s", started.elapsed().as_secs_f64());
+    corpus();
+    lap("corpus");
     let mut summary = Summary::default();
     for seed in 0..SEEDS / 5 {
         let r = simulate(seed, &mut summary);
@@ -91,8 +96,12 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
         let Some(v) = o.violated().find(|v| v.property == property) else {
             panic!("{flaw} is no longer caught by {property} in world {world}")
         };
-        let steps = v.counterexample.as_ref().map_or(0, |(steps, _)| steps.len());
-        shortest += &format!("{flaw} in {world}: {property} after {steps} steps, {} states\n", o.states);
+        let (steps, violation) = v.counterexample.as_ref().expect("violated");
+        shortest += &format!(
+            "{flaw} in {world}: {property} after {} steps, {} states\n  {violation}\n",
+            steps.len(),
+            o.states
+        );
     }
     insta::assert_snapshot!("flaws_in_the_checker", shortest);
     lap("flaws");
@@ -149,6 +158,30 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
     };
     insta::assert_snapshot!("correct_simulator_summary", campaign::text(&c, &summary));
     lap("simulator seeds");
+}
+
+/// The regression corpus of shrunk model traces (`corpus/*.json`): each still gives its recorded
+/// verdict, the correct system holds on its steps, and its recording judged alone agrees.
+fn corpus() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("corpus/ is readable")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no traces in {}", dir.display());
+    for file in files {
+        let trace = Trace::load(&file).unwrap_or_else(|e| panic!("{e}"));
+        let r = replay(&trace).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert_eq!(r.verdict, trace.expect, "{}: verdict changed", file.display());
+        assert_eq!(r.correct, Verdict::Holds, "{}: the correct system breaks", file.display());
+        let recorded = match judge_frames(&record(trace.config, &trace.actions)) {
+            Some((step, v)) => Verdict::Breaks { property: v.property, step },
+            None => Verdict::Holds,
+        };
+        assert_eq!(recorded, trace.expect, "{}: judged from its recording", file.display());
+    }
 }
 
 /// One seed of the correct system, which must come to rest; its counts go into `summary`.

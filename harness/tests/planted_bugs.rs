@@ -23,6 +23,12 @@ fn backoff_catches_a_retry_sent_at_once() {
     assert_eq!(caught(Bug::NoBackoff).map(|c| c.0), Some(Property::Backoff));
 }
 
+/// The time that passed counts up towards the floor: 1 ms of it is not a backoff.
+#[test]
+fn backoff_catches_a_retry_after_a_millisecond() {
+    assert_eq!(caught(Bug::MillisecondBackoff).map(|c| c.0), Some(Property::Backoff));
+}
+
 #[test]
 fn no_needless_relist_catches_a_relist_after_429() {
     assert_eq!(caught(Bug::RelistAfterThrottle).map(|c| c.0), Some(Property::NoNeedlessRelist));

@@ -16,6 +16,9 @@ use listwatch_properties::Property;
 pub enum Bug {
     /// C1: the backoff timer is armed at 0 ms, so the retry goes out at once.
     NoBackoff,
+    /// C1: a backoff of 1 ms (a duration in seconds read as milliseconds): some time passes before the
+    /// retry, but far less than the floor.
+    MillisecondBackoff,
     /// C5: a WATCH refused with 429 is taken for a 500, so the client relists instead of re-watching.
     RelistAfterThrottle,
     /// C7: a relist removes an object missing from the list without telling the handlers.
@@ -60,6 +63,7 @@ impl Client for Planted {
     fn next_timer(&self) -> Option<(Timer, Millis)> {
         match (self.bug, self.inner.next_timer()?) {
             (Bug::NoBackoff, (Timer::Backoff, _)) => Some((Timer::Backoff, 0)),
+            (Bug::MillisecondBackoff, (Timer::Backoff, _)) => Some((Timer::Backoff, 1)),
             (Bug::HourBackoff, (Timer::Backoff, _)) => Some((Timer::Backoff, 3_600_000)),
             (_, next) => Some(next),
         }
@@ -97,8 +101,9 @@ pub fn caught(bug: Bug) -> Option<(Property, usize)> {
 }
 
 /// Each bug and the property that catches it.
-pub const CAUGHT_BY: [(Bug, Property); 5] = [
+pub const CAUGHT_BY: [(Bug, Property); 6] = [
     (Bug::NoBackoff, Property::Backoff),
+    (Bug::MillisecondBackoff, Property::Backoff),
     (Bug::RelistAfterThrottle, Property::NoNeedlessRelist),
     (Bug::SilentRelistDelete, Property::NotificationsMatchCache),
     (Bug::HourBackoff, Property::StaleBounded),
