@@ -7,7 +7,7 @@ use listwatch_harness::checker::{run_with, CheckModel, Limits, Search};
 use listwatch_harness::scope::{worlds, Scope};
 use listwatch_model::{
     ApiError, Cache, Client, ClientId, Config, Effect, Flaws, Input, Message, Millis, ModelClient,
-    Notification, Rev, Timer,
+    Notification, Rev, Timer, WatchEvent,
 };
 use listwatch_properties::Property;
 
@@ -23,6 +23,9 @@ pub enum Bug {
     RelistAfterThrottle,
     /// C7: a relist removes an object missing from the list without telling the handlers.
     SilentRelistDelete,
+    /// E8: watch events deduplicated by resourceVersion, as if each had its own: the second key a
+    /// transaction (a lease revoke) changes at one revision is dropped.
+    DedupByRv,
     /// C1: a backoff of an hour (a cap set in the wrong unit): the client catches up, much too late.
     HourBackoff,
     /// C8: readiness reported from the start, before any LIST reached the cache.
@@ -33,6 +36,18 @@ pub enum Bug {
 pub struct Planted {
     pub inner: ModelClient,
     pub bug: Bug,
+    /// The RV of the last object event passed on ([`Bug::DedupByRv`]).
+    last_event: Rev,
+}
+
+impl Planted {
+    pub fn new(config: &Config, bug: Bug) -> Planted {
+        Planted { inner: ModelClient::new(config.reflector, config.flaws), bug, last_event: Rev(0) }
+    }
+
+    pub fn wrapping(inner: ModelClient, bug: Bug) -> Planted {
+        Planted { inner, bug, last_event: Rev(0) }
+    }
 }
 
 impl Client for Planted {
@@ -44,6 +59,18 @@ impl Client for Planted {
         let input = match (self.bug, input) {
             (Bug::RelistAfterThrottle, Input::Message(Message::WatchRefused(ApiError::TooManyRequests))) => {
                 Input::Message(Message::WatchRefused(ApiError::InternalError))
+            }
+            (
+                Bug::DedupByRv,
+                Input::Message(Message::Event(
+                    WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o),
+                )),
+            ) if o.rv <= self.last_event => return,
+            (Bug::DedupByRv, Input::Message(Message::Event(event))) => {
+                if let WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) = event {
+                    self.last_event = o.rv;
+                }
+                Input::Message(Message::Event(event))
             }
             (_, input) => input,
         };
@@ -90,22 +117,38 @@ pub fn list_watch_world() -> Config {
     worlds(Scope::Default, Flaws::NONE)[0].config
 }
 
+/// The default scope's world a bug is planted in: list/watch, or the lease's for a transaction.
+pub fn world(bug: Bug) -> (&'static str, Config) {
+    let name = if bug == Bug::DedupByRv { "lease-revoke" } else { "list-watch" };
+    let w = worlds(Scope::Default, Flaws::NONE).into_iter().find(|w| w.name == name).expect("a world");
+    (w.name, w.config)
+}
+
+/// The checker's run of the world `bug` is planted in.
+pub fn check(bug: Bug, limits: Limits) -> listwatch_harness::checker::Outcome {
+    let (_, config) = world(bug);
+    run_with(
+        CheckModel::with_clients(config, move |c: &Config, _: ClientId| Planted::new(c, bug)),
+        Search::Bfs,
+        limits,
+    )
+}
+
 /// The first property the checker finds broken with `bug` planted, and the shortest trace's length.
 pub fn caught(bug: Bug) -> Option<(Property, usize)> {
-    let make = move |c: &Config, _: ClientId| Planted { inner: ModelClient::new(c.reflector, c.flaws), bug };
-    let limits = Limits::states(5_000_000, true);
-    let outcome = run_with(CheckModel::with_clients(list_watch_world(), make), Search::Bfs, limits);
+    let outcome = check(bug, Limits::states(5_000_000, true));
     let found =
         outcome.violated().next().map(|v| (v.property, v.counterexample.as_ref().expect("violated").0.len()));
     found
 }
 
 /// Each bug and the property that catches it.
-pub const CAUGHT_BY: [(Bug, Property); 6] = [
+pub const CAUGHT_BY: [(Bug, Property); 7] = [
     (Bug::NoBackoff, Property::Backoff),
     (Bug::MillisecondBackoff, Property::Backoff),
     (Bug::RelistAfterThrottle, Property::NoNeedlessRelist),
     (Bug::SilentRelistDelete, Property::NotificationsMatchCache),
+    (Bug::DedupByRv, Property::NoResurrectedDelete),
     (Bug::HourBackoff, Property::StaleBounded),
     (Bug::ReadyBeforeList, Property::ReadyMeansListed),
 ];
