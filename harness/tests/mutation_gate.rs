@@ -27,14 +27,14 @@ mod planted;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use listwatch_harness::checker::{run, run_with, CheckModel, Limits, Search};
+use listwatch_harness::checker::{run, Limits, Search};
 use listwatch_harness::replay::{record, replay};
 use listwatch_harness::scope::{worlds, Scope};
 use listwatch_harness::sim::campaign::{self, Campaign, Summary};
 use listwatch_harness::sim::draw::Narrowing;
 use listwatch_harness::sim::run::{run_seed, End, Run};
 use listwatch_harness::tracefile::{Trace, Verdict};
-use listwatch_model::{Config, Flaws, ModelClient};
+use listwatch_model::Flaws;
 use listwatch_properties::{judge_frames, Property};
 
 const LIMITS: Limits = Limits {
