@@ -30,10 +30,22 @@ fn backoff_catches_a_retry_sent_at_once() {
     assert_eq!(caught(Bug::NoBackoff).map(|c| c.0), Some(Property::Backoff));
 }
 
+/// A streaming list that ends before its bookmark is a failure too (C10).
+#[test]
+fn backoff_catches_a_stream_tried_again_at_once() {
+    assert_eq!(caught(Bug::NoBackoffStreaming).map(|c| c.0), Some(Property::Backoff));
+}
+
 /// The time that passed counts up towards the floor: 1 ms of it is not a backoff.
 #[test]
 fn backoff_catches_a_retry_after_a_millisecond() {
     assert_eq!(caught(Bug::MillisecondBackoff).map(|c| c.0), Some(Property::Backoff));
+}
+
+/// Only an RV that is gone (410) or too new lets a consistent LIST follow at once (C2).
+#[test]
+fn backoff_catches_a_consistent_list_sent_at_once_after_any_error() {
+    assert_eq!(caught(Bug::ConsistentRetryAfterAnyError).map(|c| c.0), Some(Property::Backoff));
 }
 
 #[test]

@@ -7,7 +7,7 @@ use listwatch_harness::checker::{run_with, CheckModel, Limits, Search};
 use listwatch_harness::scope::{worlds, Scope};
 use listwatch_model::{
     ApiError, Cache, Client, ClientId, Config, Effect, Flaws, Input, Message, Millis, ModelClient,
-    Notification, Rev, Timer, WatchEvent,
+    Notification, Request, Rev, Timer, WatchEvent,
 };
 use listwatch_properties::Property;
 
@@ -16,6 +16,9 @@ use listwatch_properties::Property;
 pub enum Bug {
     /// C1: the backoff timer is armed at 0 ms, so the retry goes out at once.
     NoBackoff,
+    /// C1, C10: a client that lists by streaming (WATCH with sendInitialEvents) tries again at once,
+    /// over and over, after a stream that ended before its initial-events-end bookmark.
+    NoBackoffStreaming,
     /// C1: a backoff of 1 ms (a duration in seconds read as milliseconds): some time passes before the
     /// retry, but far less than the floor.
     MillisecondBackoff,
@@ -23,6 +26,9 @@ pub enum Bug {
     RelistAfterThrottle,
     /// C7: a relist removes an object missing from the list without telling the handlers.
     SilentRelistDelete,
+    /// C2: a LIST that failed for any reason is retried at once as a consistent LIST, as if its RV had
+    /// been compacted (every error taken for 410 Gone).
+    ConsistentRetryAfterAnyError,
     /// E8: watch events deduplicated by resourceVersion, as if each had its own: the second key a
     /// transaction (a lease revoke) changes at one revision is dropped.
     DedupByRv,
@@ -38,15 +44,19 @@ pub struct Planted {
     pub bug: Bug,
     /// The RV of the last object event passed on ([`Bug::DedupByRv`]).
     last_event: Rev,
+    /// The last message ended a streaming list before its bookmark ([`Bug::NoBackoffStreaming`]).
+    ended_early: bool,
+    /// The streaming list last sent has had its bookmark.
+    bookmarked: bool,
 }
 
 impl Planted {
     pub fn new(config: &Config, bug: Bug) -> Planted {
-        Planted { inner: ModelClient::new(config.reflector, config.flaws), bug, last_event: Rev(0) }
+        Planted::wrapping(ModelClient::new(config.reflector, config.flaws), bug)
     }
 
     pub fn wrapping(inner: ModelClient, bug: Bug) -> Planted {
-        Planted { inner, bug, last_event: Rev(0) }
+        Planted { inner, bug, last_event: Rev(0), ended_early: false, bookmarked: false }
     }
 }
 
@@ -56,9 +66,16 @@ impl Client for Planted {
     }
 
     fn handle(&mut self, input: Input) {
+        if let Input::Message(m) = &input {
+            self.bookmarked |= matches!(m, Message::Event(WatchEvent::InitialEventsEnd(_)));
+            self.ended_early = matches!(m, Message::End(_)) && !self.bookmarked;
+        }
         let input = match (self.bug, input) {
             (Bug::RelistAfterThrottle, Input::Message(Message::WatchRefused(ApiError::TooManyRequests))) => {
                 Input::Message(Message::WatchRefused(ApiError::InternalError))
+            }
+            (Bug::ConsistentRetryAfterAnyError, Input::Message(Message::List(Err(_)))) => {
+                Input::Message(Message::List(Err(ApiError::Expired)))
             }
             (
                 Bug::DedupByRv,
@@ -82,7 +99,12 @@ impl Client for Planted {
             match self.inner.poll_effect()? {
                 Effect::Notify(Notification::DeletedFinalStateUnknown(_))
                     if self.bug == Bug::SilentRelistDelete => {}
-                effect => return Some(effect),
+                effect => {
+                    if let Effect::Send(Request::WatchList { .. }) = effect {
+                        self.bookmarked = false;
+                    }
+                    return Some(effect);
+                }
             }
         }
     }
@@ -90,6 +112,7 @@ impl Client for Planted {
     fn next_timer(&self) -> Option<(Timer, Millis)> {
         match (self.bug, self.inner.next_timer()?) {
             (Bug::NoBackoff, (Timer::Backoff, _)) => Some((Timer::Backoff, 0)),
+            (Bug::NoBackoffStreaming, (Timer::Backoff, _)) if self.ended_early => Some((Timer::Backoff, 0)),
             (Bug::MillisecondBackoff, (Timer::Backoff, _)) => Some((Timer::Backoff, 1)),
             (Bug::HourBackoff, (Timer::Backoff, _)) => Some((Timer::Backoff, 3_600_000)),
             (_, next) => Some(next),
@@ -117,9 +140,14 @@ pub fn list_watch_world() -> Config {
     worlds(Scope::Default, Flaws::NONE)[0].config
 }
 
-/// The default scope's world a bug is planted in: list/watch, or the lease's for a transaction.
+/// The default scope's world a bug is planted in: list/watch, the lease's for a transaction, or
+/// watch-list mode's for a streaming list.
 pub fn world(bug: Bug) -> (&'static str, Config) {
-    let name = if bug == Bug::DedupByRv { "lease-revoke" } else { "list-watch" };
+    let name = match bug {
+        Bug::DedupByRv => "lease-revoke",
+        Bug::NoBackoffStreaming => "watch-list",
+        _ => "list-watch",
+    };
     let w = worlds(Scope::Default, Flaws::NONE).into_iter().find(|w| w.name == name).expect("a world");
     (w.name, w.config)
 }
@@ -143,10 +171,12 @@ pub fn caught(bug: Bug) -> Option<(Property, usize)> {
 }
 
 /// Each bug and the property that catches it.
-pub const CAUGHT_BY: [(Bug, Property); 7] = [
+pub const CAUGHT_BY: [(Bug, Property); 9] = [
     (Bug::NoBackoff, Property::Backoff),
+    (Bug::NoBackoffStreaming, Property::Backoff),
     (Bug::MillisecondBackoff, Property::Backoff),
     (Bug::RelistAfterThrottle, Property::NoNeedlessRelist),
+    (Bug::ConsistentRetryAfterAnyError, Property::Backoff),
     (Bug::SilentRelistDelete, Property::NotificationsMatchCache),
     (Bug::DedupByRv, Property::NoResurrectedDelete),
     (Bug::HourBackoff, Property::StaleBounded),
