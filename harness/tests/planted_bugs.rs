@@ -42,6 +42,12 @@ fn backoff_catches_a_retry_after_a_millisecond() {
     assert_eq!(caught(Bug::MillisecondBackoff).map(|c| c.0), Some(Property::Backoff));
 }
 
+/// A re-watch must resume from the RV the client claims (C4).
+#[test]
+fn no_needless_relist_catches_a_rewatch_from_the_last_lists_rv() {
+    assert_eq!(caught(Bug::RewatchFromListRv).map(|c| c.0), Some(Property::NoNeedlessRelist));
+}
+
 /// Only an RV that is gone (410) or too new lets a consistent LIST follow at once (C2).
 #[test]
 fn backoff_catches_a_consistent_list_sent_at_once_after_any_error() {

@@ -7,7 +7,7 @@ use listwatch_harness::checker::{run_with, CheckModel, Limits, Search};
 use listwatch_harness::scope::{worlds, Scope};
 use listwatch_model::{
     ApiError, Cache, Client, ClientId, Config, Effect, Flaws, Input, Message, Millis, ModelClient,
-    Notification, Request, Rev, Timer, WatchEvent,
+    Notification, Request, Rev, Timer, WatchEvent, WatchFrom,
 };
 use listwatch_properties::Property;
 
@@ -29,6 +29,9 @@ pub enum Bug {
     /// C2: a LIST that failed for any reason is retried at once as a consistent LIST, as if its RV had
     /// been compacted (every error taken for 410 Gone).
     ConsistentRetryAfterAnyError,
+    /// C4: a re-watch resumes from the RV of the last LIST instead of the RV the client claims (its
+    /// last event's): the events in between are asked for again.
+    RewatchFromListRv,
     /// E8: watch events deduplicated by resourceVersion, as if each had its own: the second key a
     /// transaction (a lease revoke) changes at one revision is dropped.
     DedupByRv,
@@ -48,6 +51,8 @@ pub struct Planted {
     ended_early: bool,
     /// The streaming list last sent has had its bookmark.
     bookmarked: bool,
+    /// The RV of the last complete LIST received ([`Bug::RewatchFromListRv`]).
+    listed: Rev,
 }
 
 impl Planted {
@@ -56,7 +61,7 @@ impl Planted {
     }
 
     pub fn wrapping(inner: ModelClient, bug: Bug) -> Planted {
-        Planted { inner, bug, last_event: Rev(0), ended_early: false, bookmarked: false }
+        Planted { inner, bug, last_event: Rev(0), ended_early: false, bookmarked: false, listed: Rev(0) }
     }
 }
 
@@ -69,6 +74,11 @@ impl Client for Planted {
         if let Input::Message(m) = &input {
             self.bookmarked |= matches!(m, Message::Event(WatchEvent::InitialEventsEnd(_)));
             self.ended_early = matches!(m, Message::End(_)) && !self.bookmarked;
+            if let Message::List(Ok(list)) = m {
+                if list.cont.is_none() {
+                    self.listed = list.rv;
+                }
+            }
         }
         let input = match (self.bug, input) {
             (Bug::RelistAfterThrottle, Input::Message(Message::WatchRefused(ApiError::TooManyRequests))) => {
@@ -99,6 +109,12 @@ impl Client for Planted {
             match self.inner.poll_effect()? {
                 Effect::Notify(Notification::DeletedFinalStateUnknown(_))
                     if self.bug == Bug::SilentRelistDelete => {}
+                Effect::Send(Request::Watch { from: WatchFrom::Rv(_), timeout_secs, bookmarks })
+                    if self.bug == Bug::RewatchFromListRv =>
+                {
+                    let from = WatchFrom::Rv(self.listed);
+                    return Some(Effect::Send(Request::Watch { from, timeout_secs, bookmarks }));
+                }
                 effect => {
                     if let Effect::Send(Request::WatchList { .. }) = effect {
                         self.bookmarked = false;
@@ -171,11 +187,12 @@ pub fn caught(bug: Bug) -> Option<(Property, usize)> {
 }
 
 /// Each bug and the property that catches it.
-pub const CAUGHT_BY: [(Bug, Property); 9] = [
+pub const CAUGHT_BY: [(Bug, Property); 10] = [
     (Bug::NoBackoff, Property::Backoff),
     (Bug::NoBackoffStreaming, Property::Backoff),
     (Bug::MillisecondBackoff, Property::Backoff),
     (Bug::RelistAfterThrottle, Property::NoNeedlessRelist),
+    (Bug::RewatchFromListRv, Property::NoNeedlessRelist),
     (Bug::ConsistentRetryAfterAnyError, Property::Backoff),
     (Bug::SilentRelistDelete, Property::NotificationsMatchCache),
     (Bug::DedupByRv, Property::NoResurrectedDelete),
