@@ -4,7 +4,6 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use listwatch_harness::sim::campaign::Campaign;
-use listwatch_harness::sim::draw::Narrowing;
 use listwatch_harness::sim::run::run_seed;
 use listwatch_model::Flaws;
 
@@ -20,15 +19,7 @@ fn steps_of_all_seeds(c: &Campaign) -> u64 {
 }
 
 fn simulate(c: &mut Criterion) {
-    let campaign = Campaign {
-        first_seed: 0,
-        seeds: SEEDS,
-        shard: (1, 1),
-        steps: 200,
-        flaws: Flaws::NONE,
-        narrowing: Narrowing::none(),
-        out: std::env::temp_dir(),
-    };
+    let campaign = Campaign::new(SEEDS, 200, Flaws::NONE, std::env::temp_dir());
     let steps = steps_of_all_seeds(&campaign);
     let mut g = c.benchmark_group("simulate");
     g.throughput(Throughput::Elements(steps));

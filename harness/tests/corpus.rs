@@ -2,7 +2,8 @@
 //! the same steps, every catalogue flaw has its file, and the text rendering of each is snapshotted so
 //! that a model change shows as a reviewable diff.
 
-use std::path::{Path, PathBuf};
+#[path = "support/corpus_files.rs"]
+mod corpus_files;
 
 use listwatch_harness::cli::corpus_name;
 use listwatch_harness::render;
@@ -10,19 +11,7 @@ use listwatch_harness::replay::replay;
 use listwatch_harness::tracefile::{Trace, Verdict};
 use listwatch_model::Flaw;
 
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
-}
-
-fn corpus_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .expect("corpus/ is readable")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-}
+use corpus_files::{corpus_dir, corpus_files};
 
 #[test]
 fn every_corpus_file_reproduces_and_the_correct_reflector_holds() {

@@ -14,28 +14,30 @@
 //! own tests pin state counts: each world's states and the fewest steps to each witness (a witness made
 //! easier to reach is reached sooner), each flaw's shortest counterexample, the seed at which the
 //! simulator first finds each flaw, and the simulator's summary of the correct system (steps, faults and
-//! requests by kind, seeds reaching each witness). A change to the model or the properties that moves
+//! requests by kind, seeds reaching each witness), alone and drawn as a client over the wire is (whose
+//! watch lines may arrive garbled). A change to the model or the properties that moves
 //! any of them fails here until the record is accepted on purpose:
 //! `INSTA_UPDATE=always cargo test --release -p listwatch-harness --test mutation_gate -- --ignored`,
 //! then review the diff of `harness/tests/snapshots/mutation_gate__*.snap`.
 
 #[path = "support/caught_by.rs"]
 mod caught_by;
+#[path = "support/corpus_files.rs"]
+mod corpus_files;
 #[path = "support/planted.rs"]
 mod planted;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use listwatch_harness::checker::{run, Limits, Search};
 use listwatch_harness::replay::{record, replay};
 use listwatch_harness::scope::{worlds, Scope};
 use listwatch_harness::sim::campaign::{self, Campaign, Summary};
-use listwatch_harness::sim::draw::Narrowing;
-use listwatch_harness::sim::run::{run_seed, End, Run};
+use listwatch_harness::sim::run::{run_seed, run_seed_with, End, Run};
 use listwatch_harness::tracefile::{Trace, Verdict};
-use listwatch_model::Flaws;
-use listwatch_properties::{judge_frames, Property};
+use listwatch_model::{ClientId, Clients, Config, Flaw, Flaws, ModelClient};
+use listwatch_properties::{judge_frames, Property, Violation};
 
 const LIMITS: Limits = Limits {
     max_states: 3_000_000,
@@ -48,6 +50,8 @@ const LIMITS: Limits = Limits {
 const SEEDS: u64 = 10_000;
 /// Correct seeds also judged from their recording alone.
 const RECORDED_SEEDS: u64 = 500;
+/// Correct seeds drawn as for a client over the wire.
+const WIRE_SEEDS: u64 = 1_000;
 
 #[test]
 #[ignore = "the mutation-testing gate: scripts/mutants runs it on every mutant (--profile mutants, --ignored)"]
@@ -71,12 +75,7 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
     // (harness/tests/simulate.rs), usually within a few.
     let mut found = String::new();
     for (flaw, _, _) in caught_by::CAUGHT_BY {
-        let first = (0..1_000).find_map(|seed| match run_seed(seed, Flaws::only(flaw), 200, 6_000) {
-            r @ Run { end: End::Broke(_), .. } => Some((seed, r)),
-            _ => None,
-        });
-        let Some((seed, r)) = first else { panic!("the simulator no longer finds {flaw} in 1,000 seeds") };
-        let End::Broke(v) = r.end else { unreachable!() };
+        let (seed, r, v) = first_found(flaw);
         let recorded = judge_frames(&record(r.draw.config, &r.actions)).map(|(step, v)| (step, v.property));
         assert_eq!(recorded, Some((r.actions.len(), v.property)), "{flaw}, seed {seed}: its recording");
         found += &format!(
@@ -145,30 +144,57 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
     for seed in SEEDS / 5..SEEDS {
         simulate(seed, &mut summary);
     }
-    let c = Campaign {
-        first_seed: 0,
-        seeds: SEEDS,
-        shard: (1, 1),
-        steps: 200,
-        flaws: Flaws::NONE,
-        narrowing: Narrowing::none(),
-        out: std::path::PathBuf::new(),
-    };
+    let c = Campaign::new(SEEDS, 200, Flaws::NONE, PathBuf::new());
     insta::assert_snapshot!("correct_simulator_summary", campaign::text(&c, &summary));
     lap("simulator seeds");
+    // The wire's own fault, a watch line that does not decode, is drawn only for a client that reads
+    // the wire; the model reflector takes it as the watch error it is.
+    let mut summary = Summary::default();
+    for seed in 0..WIRE_SEEDS {
+        let r = run_seed_with(&OverTheWire, seed, Flaws::NONE, 200, 6_000);
+        assert_eq!(r.end, End::Rest, "simulator seed {seed}, over the wire, fails");
+        summary.seeds_run += 1;
+        summary.tally.add(&r.tally);
+    }
+    let c = Campaign::new(WIRE_SEEDS, 200, Flaws::NONE, PathBuf::new());
+    insta::assert_snapshot!("correct_simulator_over_the_wire", campaign::text(&c, &summary));
+    lap("simulator seeds over the wire");
+}
+
+/// The first of 1,000 simulator seeds in which `flaw` breaks a property (harness/tests/simulate.rs
+/// requires one), with the run and what broke.
+fn first_found(flaw: Flaw) -> (u64, Run, Violation) {
+    for seed in 0..1_000 {
+        let r = run_seed(seed, Flaws::only(flaw), 200, 6_000);
+        if let End::Broke(v) = &r.end {
+            let v = v.clone();
+            return (seed, r, v);
+        }
+    }
+    panic!("the simulator no longer finds {flaw} in 1,000 seeds")
+}
+
+/// The model reflector, drawn for as a client that reads Kubernetes' wire.
+struct OverTheWire;
+
+impl Clients for OverTheWire {
+    type C = ModelClient;
+    fn name(&self) -> String {
+        "model".into()
+    }
+    fn make(&self, config: &Config, _seed: u64, _id: ClientId) -> ModelClient {
+        ModelClient::new(config.reflector, config.flaws)
+    }
+    fn over_the_wire(&self) -> bool {
+        true
+    }
 }
 
 /// The regression corpus of shrunk model traces (`corpus/*.json`): each still gives its recorded
 /// verdict, the correct system holds on its steps, and its recording judged alone agrees.
 fn corpus() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("corpus/ is readable")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no traces in {}", dir.display());
+    let files = corpus_files::corpus_files();
+    assert!(!files.is_empty(), "no traces in {}", corpus_files::corpus_dir().display());
     for file in files {
         let trace = Trace::load(&file).unwrap_or_else(|e| panic!("{e}"));
         let r = replay(&trace).unwrap_or_else(|e| panic!("{}: {e}", file.display()));

@@ -11,15 +11,7 @@ use listwatch_harness::tracefile::{Trace, Verdict};
 use listwatch_model::{Action, Config, FaultKinds, Flaw, Flaws, ModelReflector};
 
 fn campaign(name: &str, seeds: u64, flaws: Flaws) -> Campaign {
-    Campaign {
-        first_seed: 0,
-        seeds,
-        shard: (1, 1),
-        steps: 200,
-        flaws,
-        narrowing: Narrowing::none(),
-        out: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("simulate").join(name),
-    }
+    Campaign::new(seeds, 200, flaws, PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("simulate").join(name))
 }
 
 #[test]

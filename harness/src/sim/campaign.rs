@@ -28,6 +28,12 @@ pub struct Campaign {
 }
 
 impl Campaign {
+    /// Seeds `0..seeds` on one machine, `steps` safety steps each, every fault kind, failures written
+    /// under `out`.
+    pub fn new(seeds: u64, steps: u32, flaws: Flaws, out: PathBuf) -> Campaign {
+        Campaign { first_seed: 0, seeds, shard: (1, 1), steps, flaws, narrowing: Narrowing::none(), out }
+    }
+
     /// The seeds of this shard, in order.
     pub fn shard_seeds(&self) -> impl Iterator<Item = u64> + '_ {
         let (k, n) = self.shard;
