@@ -4,16 +4,13 @@
 //! alone; and a hand-written stream of a client that loops with no failure and no progress breaks
 //! `backoff` through its request-rate bound.
 
-use std::path::{Path, PathBuf};
+#[path = "support/corpus_files.rs"]
+mod corpus_files;
 
 use listwatch_harness::replay::record;
 use listwatch_harness::tracefile::{Trace, Verdict};
 use listwatch_model::{ClientId, ListResponse, ListRv, Message, Observed, Request, Rev};
 use listwatch_properties::{judge_frames, Environment, Frame, Property, Shown};
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
-}
 
 fn verdict(frames: &[Frame]) -> Verdict {
     match judge_frames(frames) {
@@ -24,12 +21,7 @@ fn verdict(frames: &[Frame]) -> Verdict {
 
 #[test]
 fn a_recording_of_every_corpus_trace_gives_its_verdict_through_json() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus())
-        .expect("corpus/ is readable")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
+    let files = corpus_files::corpus_files();
     assert!(!files.is_empty());
     for file in files {
         let trace = Trace::load(&file).expect("a corpus trace loads");
@@ -46,9 +38,10 @@ const KEPT: &str = "observed/stale-delete-rv.kubernetes-58545.frames.json";
 /// from the corpus trace of the same name.
 #[test]
 fn a_recorded_file_is_judged_without_the_model_system() {
-    let path = corpus().join(KEPT);
+    let path = corpus_files::corpus_dir().join(KEPT);
     if std::env::var_os("LISTWATCH_RECORD").is_some() {
-        let trace = Trace::load(&corpus().join("stale-delete-rv.kubernetes-58545.json")).expect("loads");
+        let trace = Trace::load(&corpus_files::corpus_dir().join("stale-delete-rv.kubernetes-58545.json"))
+            .expect("loads");
         let json = serde_json::to_string_pretty(&record(trace.config, &trace.actions)).expect("serializes");
         std::fs::create_dir_all(path.parent().expect("a folder")).expect("folder made");
         std::fs::write(&path, json + "\n").expect("written");
