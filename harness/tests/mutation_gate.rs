@@ -14,9 +14,9 @@
 //! own tests pin state counts: each world's states and the fewest steps to each witness (a witness made
 //! easier to reach is reached sooner), each flaw's shortest counterexample, the seed at which the
 //! simulator first finds each flaw, and the simulator's summary of the correct system (steps, faults and
-//! requests by kind, seeds reaching each witness), alone and drawn as a client over the wire is (whose
-//! watch lines may arrive garbled). A change to the model or the properties that moves
-//! any of them fails here until the record is accepted on purpose:
+//! requests by kind, seeds reaching each witness), as drawn for the model reflector and as drawn for
+//! a client over the wire (whose watch lines may arrive garbled). A change to the model or the
+//! properties that moves any of them fails here until the record is accepted on purpose:
 //! `INSTA_UPDATE=always cargo test --release -p listwatch-harness --test mutation_gate -- --ignored`,
 //! then review the diff of `harness/tests/snapshots/mutation_gate__*.snap`.
 
@@ -36,7 +36,7 @@ use listwatch_harness::scope::{worlds, Scope};
 use listwatch_harness::sim::campaign::{self, Campaign, Summary};
 use listwatch_harness::sim::run::{run_seed, run_seed_with, End, Run};
 use listwatch_harness::tracefile::{Trace, Verdict};
-use listwatch_model::{ClientId, Clients, Config, Flaw, Flaws, ModelClient};
+use listwatch_model::{ClientId, Clients, Config, Flaw, Flaws, ModelClient, ModelReflector};
 use listwatch_properties::{judge_frames, Property, Violation};
 
 const LIMITS: Limits = Limits {
@@ -62,7 +62,7 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
     lap("corpus");
     let mut summary = Summary::default();
     for seed in 0..SEEDS / 5 {
-        let r = simulate(seed, &mut summary);
+        let r = simulate(&ModelReflector, seed, &mut summary);
         // Real clients are judged from what they recorded, with the store's truth rebuilt from the
         // writes reported (`judge_frames`): the same runs, judged that way, hold too.
         if seed < RECORDED_SEEDS {
@@ -142,7 +142,7 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
     }
     insta::assert_snapshot!("correct_worlds", explored);
     for seed in SEEDS / 5..SEEDS {
-        simulate(seed, &mut summary);
+        simulate(&ModelReflector, seed, &mut summary);
     }
     let c = Campaign::new(SEEDS, 200, Flaws::NONE, PathBuf::new());
     insta::assert_snapshot!("correct_simulator_summary", campaign::text(&c, &summary));
@@ -151,10 +151,7 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
     // the wire; the model reflector takes it as the watch error it is.
     let mut summary = Summary::default();
     for seed in 0..WIRE_SEEDS {
-        let r = run_seed_with(&OverTheWire, seed, Flaws::NONE, 200, 6_000);
-        assert_eq!(r.end, End::Rest, "simulator seed {seed}, over the wire, fails");
-        summary.seeds_run += 1;
-        summary.tally.add(&r.tally);
+        simulate(&OverTheWire, seed, &mut summary);
     }
     let c = Campaign::new(WIRE_SEEDS, 200, Flaws::NONE, PathBuf::new());
     insta::assert_snapshot!("correct_simulator_over_the_wire", campaign::text(&c, &summary));
@@ -208,10 +205,12 @@ fn corpus() {
     }
 }
 
-/// One seed of the correct system, which must come to rest; its counts go into `summary`.
-fn simulate(seed: u64, summary: &mut Summary) -> Run {
-    let r = run_seed(seed, Flaws::NONE, 200, 6_000);
-    assert_eq!(r.end, End::Rest, "simulator seed {seed} fails");
+/// One seed of the correct system with `clients`, which must come to rest; its counts go into
+/// `summary`.
+fn simulate(clients: &impl Clients, seed: u64, summary: &mut Summary) -> Run {
+    let r = run_seed_with(clients, seed, Flaws::NONE, 200, 6_000);
+    let wire = if clients.over_the_wire() { ", drawn over the wire," } else { "" };
+    assert_eq!(r.end, End::Rest, "simulator seed {seed}{wire} fails");
     summary.seeds_run += 1;
     summary.tally.add(&r.tally);
     r
