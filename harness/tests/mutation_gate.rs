@@ -12,7 +12,8 @@
 //!
 //! The checker and the simulator are deterministic, so what they report is pinned too, as stateright's
 //! own tests pin state counts: each world's states and the fewest steps to each witness (a witness made
-//! easier to reach is reached sooner), each flaw's shortest counterexample, the seed at which the
+//! easier to reach is reached sooner), each flaw's shortest counterexample, every property a flaw or
+//! planted bug breaks when nothing stops at the first (where that costs seconds), the seed at which the
 //! simulator first finds each flaw, and the simulator's summary of the correct system (steps, faults and
 //! requests by kind, seeds reaching each witness), as drawn for the model reflector and as drawn for
 //! a client over the wire (whose watch lines may arrive garbled). A change to the model or the
@@ -30,7 +31,7 @@ mod planted;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use listwatch_harness::checker::{run, Limits, Search};
+use listwatch_harness::checker::{run, Limits, Outcome, Search};
 use listwatch_harness::replay::{record, replay};
 use listwatch_harness::scope::{worlds, Scope};
 use listwatch_harness::sim::campaign::{self, Campaign, Summary};
@@ -156,6 +157,43 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
     let c = Campaign::new(WIRE_SEEDS, 200, Flaws::NONE, PathBuf::new());
     insta::assert_snapshot!("correct_simulator_over_the_wire", campaign::text(&c, &summary));
     lap("simulator seeds over the wire");
+    every_property_broken();
+    lap("every property broken");
+}
+
+/// Every property each flaw and planted bug breaks, each at its fewest steps, explored without the
+/// early stop: a property that a flaw breaks only after another has broken (`cache-is-snapshot` mid-
+/// revision after `no-resurrected-delete`, `watch-reliable` after `converges`) is still judged. In every
+/// world but list/watch, where a full exploration takes a second or two; in list/watch (about ten
+/// seconds each) only for the flaws that alone break a property there: `watch-ordered`'s and
+/// `watch-reliable`'s.
+fn every_property_broken() {
+    const ALONE: [Flaw; 2] = [Flaw::StaleDeleteRv, Flaw::NilPrevKvDropped];
+    let limits = Limits { stop_at_violation: false, ..LIMITS };
+    let broken = |o: &Outcome| -> String {
+        assert!(o.complete, "not explored within the limits");
+        let found = o.violated().map(|v| {
+            let steps = v.counterexample.as_ref().map_or(0, |(steps, _)| steps.len());
+            format!("{} after {steps}", v.property)
+        });
+        format!("{}; {} states", found.collect::<Vec<_>>().join(", "), o.states)
+    };
+    let mut every = String::new();
+    for (flaw, world, _) in caught_by::CAUGHT_BY {
+        if world == "list-watch" && !ALONE.contains(&flaw) {
+            continue;
+        }
+        let w =
+            worlds(Scope::Default, Flaws::only(flaw)).into_iter().find(|w| w.name == world).expect("world");
+        every += &format!("{flaw} in {world}: {}\n", broken(&run(w.config, Search::Bfs, limits)));
+    }
+    for (bug, _) in planted::CAUGHT_BY {
+        let (world, _) = planted::world(bug);
+        if world != "list-watch" {
+            every += &format!("{bug:?} in {world}: {}\n", broken(&planted::check(bug, limits)));
+        }
+    }
+    insta::assert_snapshot!("every_property_broken", every);
 }
 
 /// The first of 1,000 simulator seeds in which `flaw` breaks a property (harness/tests/simulate.rs
