@@ -1,12 +1,12 @@
-//! The symmetry reduction over API servers is sound here: in every world of the small scope given a
-//! second API server, correct and with each catalogue flaw, the search with it and without it gives
-//! every property the same verdict, reaches the same witnesses, and finds counterexamples as short;
-//! every counterexample found under it is a real run from the initial state that ends in its
-//! violation; and it keeps about half the states.
+//! The symmetry reduction over API servers is sound here: in the worlds of the small scope given a
+//! second API server, correct and with each catalogue flaw in its own world, the search with it and
+//! without it gives every property the same verdict, reaches the same witnesses, and finds
+//! counterexamples as short; every counterexample found under it is a real run from the initial state
+//! that ends in its violation; and it keeps about half the states.
 
 use listwatch_harness::checker::{run, CheckModel, Limits, Outcome, Search};
-use listwatch_harness::scope::{worlds, Scope};
-use listwatch_model::{Config, Flaw, Flaws};
+use listwatch_harness::scope::{home_world, worlds, Scope};
+use listwatch_model::{Component, Config, Flaw, Flaws};
 use listwatch_properties::violation;
 
 fn limits(symmetry: bool, stop_at_violation: bool) -> Limits {
@@ -96,15 +96,24 @@ fn the_flaws_of_two_servers_are_caught_as_without_it() {
 const BOTH_WAYS: [&str; 4] = ["list-watch", "watch-list", "paginated-relist", "lease-revoke"];
 
 /// Those worlds explored to the end both ways for the correct system, and every flaw to its first
-/// violation in them. Minutes in release: `.ci/run` runs it
-/// (`cargo test --release --test symmetry -- --ignored`).
+/// violation in its own world (`scope::home_world`, where its story is caught) with a second API server.
+/// The manager's flaws are not: the manager's world has no server to reduce over. A flaw in a world it
+/// does not touch gives the correct system's state space again, so exploring the other worlds to the
+/// end once more per flaw, both ways, repeated the first comparison for minutes. Minutes in release:
+/// `.ci/run` runs it (`cargo test --release --test symmetry -- --ignored`).
 #[test]
 #[ignore = "minutes: .ci/run runs it in release mode"]
-fn every_world_and_every_flaw_get_the_same_verdicts_with_and_without_it() {
+fn every_world_and_each_flaw_in_its_own_get_the_same_verdicts_with_and_without_it() {
     for world in BOTH_WAYS {
         compare(Flaws::NONE, false, Some(world));
-        for flaw in Flaw::ALL {
-            compare(Flaws::NONE.with(flaw), true, Some(world));
+    }
+    for flaw in Flaw::ALL {
+        let home = home_world(flaw);
+        if flaw.component() == Component::Manager {
+            continue;
         }
+        let flaws = Flaws::NONE.with(flaw);
+        assert!(two_server_worlds(flaws).iter().any(|(name, _)| *name == home), "{flaw}: {home} compared");
+        compare(flaws, true, Some(home));
     }
 }
