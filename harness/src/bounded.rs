@@ -120,9 +120,8 @@ mod tests {
         assert!(run.schedules > 100, "{} schedules", run.schedules);
         // A catalogue flaw the checker catches in 3 steps is caught here in as few.
         let flaw = listwatch_model::Flaw::RewatchInitialEvents;
-        let world = crate::scope::worlds(Scope::Small, listwatch_model::Flaws::only(flaw))
-            .into_iter()
-            .find(|w| w.name == crate::scope::home_world(flaw))
+        let home = crate::scope::home_world(flaw);
+        let world = crate::scope::world(Scope::Small, listwatch_model::Flaws::only(flaw), home)
             .expect("its home world");
         let run = explore(&ModelReflector, world.config, 5, 1_000_000);
         let (steps, v) = run.broke.expect("the flaw is caught");

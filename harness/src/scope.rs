@@ -178,6 +178,11 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
     ]
 }
 
+/// The world of a scope named `name` (one of [`WORLD_NAMES`]), with `flaws` on.
+pub fn world(scope: Scope, flaws: listwatch_model::Flaws, name: &str) -> Option<World> {
+    worlds(scope, flaws).into_iter().find(|w| w.name == name)
+}
+
 /// The world where a flaw's story lives, which `bugs` checks first: the client manager for its flaw,
 /// the pager's world for the pager's, the lease's for kubernetes#110210, watch-list mode for the
 /// streaming-list flaws, and the list-watch world for the rest.

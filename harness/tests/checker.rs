@@ -5,7 +5,7 @@
 mod caught_by;
 
 use listwatch_harness::checker::{run, Limits, Outcome, Search};
-use listwatch_harness::scope::{worlds, Scope};
+use listwatch_harness::scope::{self, worlds, Scope};
 use listwatch_model::{Flaw, Flaws};
 use listwatch_properties::Property;
 
@@ -115,8 +115,7 @@ const SLOW_CONSUMER: usize = 13_705;
 /// client could repair it. The slow-etcd-watcher world therefore runs etcd >= 3.5.16's policy.
 #[test]
 fn etcd_3_4_loses_a_delete_to_a_slow_watcher_at_the_compaction_revision() {
-    let world =
-        worlds(Scope::Small, Flaws::NONE).into_iter().find(|w| w.name == "slow-etcd-watcher").unwrap();
+    let world = scope::world(Scope::Small, Flaws::NONE, "slow-etcd-watcher").expect("a world");
     let etcd_3_4 = listwatch_model::Config {
         tombstones: listwatch_model::TombstonePolicy::DropAtCompaction,
         ..world.config

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use listwatch_harness::checker::{run, Limits, Outcome, Search};
 use listwatch_harness::replay::{record, replay};
-use listwatch_harness::scope::{worlds, Scope};
+use listwatch_harness::scope::{self, worlds, Scope};
 use listwatch_harness::sim::campaign::{self, Campaign, Summary};
 use listwatch_harness::sim::run::{run_seed, run_seed_with, End, Run};
 use listwatch_harness::tracefile::{Trace, Verdict};
@@ -90,8 +90,7 @@ fn the_checker_and_the_simulator_judge_every_mutant() {
     lap("flaws in the simulator");
     let mut shortest = String::new();
     for (flaw, world, property) in caught_by::CAUGHT_BY {
-        let w =
-            worlds(Scope::Default, Flaws::only(flaw)).into_iter().find(|w| w.name == world).expect("world");
+        let w = scope::world(Scope::Default, Flaws::only(flaw), world).expect("a world");
         let o = run(w.config, Search::Bfs, LIMITS);
         let Some(v) = o.violated().find(|v| v.property == property) else {
             panic!("{flaw} is no longer caught by {property} in world {world}")
@@ -183,8 +182,7 @@ fn every_property_broken() {
         if world == "list-watch" && !ALONE.contains(&flaw) {
             continue;
         }
-        let w =
-            worlds(Scope::Default, Flaws::only(flaw)).into_iter().find(|w| w.name == world).expect("world");
+        let w = scope::world(Scope::Default, Flaws::only(flaw), world).expect("a world");
         every += &format!("{flaw} in {world}: {}\n", broken(&run(w.config, Search::Bfs, limits)));
     }
     for (bug, _) in planted::CAUGHT_BY {

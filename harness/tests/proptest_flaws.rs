@@ -10,7 +10,7 @@ use std::path::Path;
 
 use listwatch_harness::checker::CheckState;
 use listwatch_harness::cli::corpus_name;
-use listwatch_harness::scope::{worlds, Scope};
+use listwatch_harness::scope::{self, Scope};
 use listwatch_harness::sim::draw::StepKind;
 use listwatch_harness::tracefile::{Trace, Verdict};
 use listwatch_model::{Action, Config, FaultKind, FaultKinds, Flaw, Flaws};
@@ -107,8 +107,7 @@ fn run(config: Config, (mask, weights, choices): &Case) -> (usize, Option<Proper
 /// Each flaw runs in the world of its story (`home_world`: the pager's, the lease's, watch-list mode).
 fn world(flaw: Flaw) -> Config {
     let home = listwatch_harness::scope::home_world(flaw);
-    let ws = worlds(Scope::Small, Flaws::only(flaw));
-    let config = ws.into_iter().find(|w| w.name == home).expect("a world").config;
+    let config = scope::world(Scope::Small, Flaws::only(flaw), home).expect("a world").config;
     Config { resilient_cache_init: false, ..config }
 }
 

@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each test file that includes this uses a part of it
 
 use listwatch_harness::checker::{run_with, CheckModel, Limits, Search};
-use listwatch_harness::scope::{worlds, Scope};
+use listwatch_harness::scope::{self, worlds, Scope};
 use listwatch_model::{
     ApiError, Cache, Client, ClientId, Config, Effect, Flaws, Input, Message, Millis, ModelClient,
     Notification, Request, Rev, Timer, WatchEvent, WatchFrom,
@@ -164,7 +164,7 @@ pub fn world(bug: Bug) -> (&'static str, Config) {
         Bug::NoBackoffStreaming => "watch-list",
         _ => "list-watch",
     };
-    let w = worlds(Scope::Default, Flaws::NONE).into_iter().find(|w| w.name == name).expect("a world");
+    let w = scope::world(Scope::Default, Flaws::NONE, name).expect("a world");
     (w.name, w.config)
 }
 

@@ -4,7 +4,7 @@
 
 use listwatch_client_go::ClientGo;
 use listwatch_harness::replay::judge_with;
-use listwatch_harness::scope::{worlds, Scope};
+use listwatch_harness::scope::{self, Scope};
 use listwatch_harness::sim::run::{run_seed_with, End};
 use listwatch_model::{
     Action, ClientId, Clients, Config, Flaws, ListRv, Observed, Request, ServerId, System,
@@ -15,7 +15,7 @@ fn client(spec: &str) -> ClientGo {
 }
 
 fn list_watch() -> Config {
-    worlds(Scope::Small, Flaws::NONE).into_iter().find(|w| w.name == "list-watch").expect("a world").config
+    scope::world(Scope::Small, Flaws::NONE, "list-watch").expect("a world").config
 }
 
 fn first_requests(spec: &str) -> Vec<Request> {

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use listwatch_harness::bounded::explore;
 use listwatch_harness::replay::{judge, judge_with, replay_with};
+use listwatch_harness::scope::{self, Scope};
 use listwatch_harness::sim::run::{run_seed_with, End, Run};
 use listwatch_harness::tracefile::{Trace, Verdict};
 use listwatch_kube::{Kube, KubeConfig};
@@ -46,7 +47,7 @@ fn every_configuration_loses_readiness_wakeups() {
 #[test]
 fn one_waiting_task_is_woken() {
     for kc in KubeConfig::ALL {
-        let config = listwatch_harness::scope::Scope::Small.config();
+        let config = Scope::Small.config();
         let mut actions = vec![Action::Route(ClientId(0), ServerId(0)), Action::Deliver(ClientId(0))];
         let (v, _) = verdict(&Kube(kc), config, &actions);
         assert_eq!(v, Verdict::Breaks { property: Property::ReadyMeansListed, step: 2 }, "{}", kc.name);
@@ -97,7 +98,7 @@ fn one_waiter_campaign_finds_the_known_failures() {
 /// `resourceVersion=0` whenever a limit is set.
 #[test]
 fn any_semantic_lists_are_consistent_with_the_default_page_size() {
-    let config = listwatch_harness::scope::Scope::Small.config();
+    let config = Scope::Small.config();
     let (sys, seen) =
         listwatch_model::System::start_with(config, |id| kube("kube-runtime-any").make(&config, 0, id));
     drop(sys);
@@ -123,7 +124,7 @@ fn any_semantic_lists_are_consistent_with_the_default_page_size() {
 #[test]
 fn kube_runtime_pages_as_the_world_does() {
     use listwatch_model::{Key, Observed, Request, System};
-    let mut config = listwatch_harness::scope::Scope::Small.config();
+    let mut config = Scope::Small.config();
     config.keys = 2;
     config.writes = 2;
     config.reflector.page_size = Some(1);
@@ -151,7 +152,7 @@ fn kube_runtime_pages_as_the_world_does() {
 #[test]
 fn a_garbled_line_is_read_past() {
     use listwatch_model::{FaultKind, FaultKinds, Key};
-    let mut config = listwatch_harness::scope::Scope::Small.config();
+    let mut config = Scope::Small.config();
     config.fault_kinds = FaultKinds::NONE.with(FaultKind::GarbledLine);
     config.faults = 1;
     config.servers = 1;
@@ -178,11 +179,7 @@ fn a_garbled_line_is_read_past() {
 /// lost readiness wake-ups, and a watch that ends at once for the re-watch without backoff.
 #[test]
 fn bounded_mode_finds_the_shortest_schedules() {
-    let config = listwatch_harness::scope::worlds(listwatch_harness::scope::Scope::Small, Flaws::NONE)
-        .into_iter()
-        .find(|w| w.name == "list-watch")
-        .expect("the list-watch world")
-        .config;
+    let config = scope::world(Scope::Small, Flaws::NONE, "list-watch").expect("the list-watch world").config;
     let run = explore(&kube("kube-runtime"), config, 4, 1_000_000);
     let (steps, v) = run.broke.expect("readiness breaks");
     assert_eq!((steps.len(), v.property), (2, Property::ReadyMeansListed));
