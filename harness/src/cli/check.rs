@@ -314,7 +314,7 @@ impl CheckArgs {
 
     /// The flaws switched on.
     pub fn flaws(&self) -> Flaws {
-        self.worlds.flaw.iter().fold(Flaws::NONE, |all, f| all.with(*f))
+        self.worlds.flaw.iter().copied().collect()
     }
 
     /// The worlds this command checks, with `flaws` on.
