@@ -159,17 +159,27 @@ pub fn search<C: Checkable>(
     stop: &AtomicBool,
     progress: &Progress,
 ) -> Found {
+    // Done however the search ends, a panic included: the watch waits for this flag, and would wait
+    // forever for a thread that has died.
+    let _done = MarkDone(&progress.done);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(settings.threads.max(1))
         .thread_name(|i| format!("bfs-{i}"))
         .build();
-    let found = match pool {
+    match pool {
         Ok(pool) => pool.install(|| search_in_pool(model, settings, stop, progress)),
         // No threads could be made: search on this one.
         Err(_) => search_in_pool(model, settings, stop, progress),
-    };
-    progress.done.store(true, Ordering::Release);
-    found
+    }
+}
+
+/// Sets the search's done flag when dropped, also while a panic unwinds.
+struct MarkDone<'a>(&'a AtomicBool);
+
+impl Drop for MarkDone<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 fn search_in_pool<C: Checkable>(

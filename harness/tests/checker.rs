@@ -158,3 +158,26 @@ fn every_flaw_is_caught_by_its_property_with_a_shortest_trace() {
         assert_eq!((flaw, found.property, actions.len()), (flaw, property, steps));
     }
 }
+
+/// A panic in the search (here, a client that cannot be made) fails the run: the watch that enforces
+/// the limits does not wait forever for a search thread that has died.
+#[test]
+fn a_panic_in_the_search_fails_the_run_instead_of_hanging_it() {
+    use listwatch_harness::checker::{run_with, CheckModel};
+    use listwatch_model::{ClientId, Config, ModelClient};
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let config = Scope::Small.config();
+        let model = CheckModel::with_clients(config, |_: &Config, _: ClientId| -> ModelClient {
+            panic!("a client that cannot be made")
+        });
+        let search =
+            std::panic::AssertUnwindSafe(|| run_with(model, Search::Bfs, Limits::states(1_000, true)));
+        let run = std::panic::catch_unwind(search);
+        let _ = tx.send(run.is_err());
+    });
+    let panicked = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the run still waits, two minutes after its search thread panicked");
+    assert!(panicked, "the run ended without the search's panic");
+}
