@@ -154,6 +154,18 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         manager: None,
         ..Config::default().with_flaws(flaws)
     };
+    // C1 while a server keeps failing: two failures in a row (a 500 or a refused connection on a LIST
+    // or a WATCH) with nothing succeeding between them, so that the second backoff must be twice the
+    // first (kubernetes#87794: a reflector that restarts every second). One write keeps it small.
+    let failing_server = Config {
+        keys: 1,
+        writes: 1,
+        compactions: 0,
+        faults: 2,
+        fault_kinds: FaultKinds::NONE.with(FaultKind::InternalError).with(FaultKind::ConnectionRefused),
+        manager: None,
+        ..Config::default().with_flaws(flaws)
+    };
     // C10: the list-watch world's reflector in watch-list mode: its first state comes from a streaming
     // list (A12) and so does every relist, with the same faults (and A12's slow progress, which makes
     // a streaming list's freshness wait run out). One write fewer keeps it about as big.
@@ -175,6 +187,7 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         World { name: "paginated-relist", config: paginated },
         World { name: "lease-revoke", config: lease },
         World { name: "slow-consumer", config: slow_consumer },
+        World { name: "failing-server", config: failing_server },
     ]
 }
 
@@ -185,7 +198,8 @@ pub fn world(scope: Scope, flaws: listwatch_model::Flaws, name: &str) -> Option<
 
 /// The world where a flaw's story lives, which `bugs` checks first: the client manager for its flaw,
 /// the pager's world for the pager's, the lease's for kubernetes#110210, watch-list mode for the
-/// streaming-list flaws, and the list-watch world for the rest.
+/// streaming-list flaws, the failing server's for kubernetes#87794, and the list-watch world for the
+/// rest.
 pub fn home_world(flaw: listwatch_model::Flaw) -> &'static str {
     use listwatch_model::{Component, Flaw};
     match flaw {
@@ -193,13 +207,14 @@ pub fn home_world(flaw: listwatch_model::Flaw) -> &'static str {
         Flaw::ContinueWithRv => "paginated-relist",
         Flaw::ResumeMidRevision => "lease-revoke",
         Flaw::ReplaceMissesQueued => "slow-consumer",
+        Flaw::FixedRetryPeriod => "failing-server",
         Flaw::RewatchInitialEvents | Flaw::PartialInitialBuffer | Flaw::ConsistentReadLags => "watch-list",
         _ => "list-watch",
     }
 }
 
 /// The names of a scope's worlds, in order.
-pub const WORLD_NAMES: [&str; 9] = [
+pub const WORLD_NAMES: [&str; 10] = [
     "list-watch",
     "watch-list",
     "client-manager",
@@ -209,6 +224,7 @@ pub const WORLD_NAMES: [&str; 9] = [
     "paginated-relist",
     "lease-revoke",
     "slow-consumer",
+    "failing-server",
 ];
 
 /// One line describing a configuration.

@@ -91,10 +91,15 @@ pub enum Flaw {
     /// relist. Needs a consumer that lags (a slow handler with a backlog). client-go before v0.26.4,
     /// fixed by PR #115620.
     ReplaceMissesQueued,
+    /// The reflector restarts `ListAndWatch` at one fixed period (client-go's `wait.Until(..., 1s)`)
+    /// instead of backing off exponentially: an API server that fails every request gets one relist a
+    /// second from every reflector for as long as it fails, the relist storm that takes a recovering
+    /// server down again. kubernetes#87794, fixed by PR #87795 (client-go v0.18.0). SEMANTICS C1.
+    FixedRetryPeriod,
 }
 
 impl Flaw {
-    pub const ALL: [Flaw; 17] = [
+    pub const ALL: [Flaw; 18] = [
         Flaw::StaleDeleteRv,
         Flaw::NilPrevKvDropped,
         Flaw::RelistOnTimeout,
@@ -112,6 +117,7 @@ impl Flaw {
         Flaw::SyncWaitUnbounded,
         Flaw::ConsistentReadLags,
         Flaw::ReplaceMissesQueued,
+        Flaw::FixedRetryPeriod,
     ];
 
     /// The name used on the command line and in traces.
@@ -134,6 +140,7 @@ impl Flaw {
             Flaw::SyncWaitUnbounded => "sync-wait-unbounded",
             Flaw::ConsistentReadLags => "consistent-read-lags",
             Flaw::ReplaceMissesQueued => "replace-misses-queued",
+            Flaw::FixedRetryPeriod => "fixed-retry-period",
         }
     }
 
@@ -157,6 +164,7 @@ impl Flaw {
             Flaw::SyncWaitUnbounded => "controller-runtime#1219",
             Flaw::ConsistentReadLags => "planted (KEP-2340)",
             Flaw::ReplaceMissesQueued => "PR #115620",
+            Flaw::FixedRetryPeriod => "kubernetes#87794",
         }
     }
 
@@ -172,7 +180,8 @@ impl Flaw {
             | Flaw::ContinueWithRv
             | Flaw::ResumeMidRevision
             | Flaw::RewatchInitialEvents
-            | Flaw::PartialInitialBuffer => Component::Reflector,
+            | Flaw::PartialInitialBuffer
+            | Flaw::FixedRetryPeriod => Component::Reflector,
             Flaw::ReplaceKeepsMissing | Flaw::ReplaceMissesQueued => Component::Cache,
             Flaw::SyncUnderLock | Flaw::SyncWaitUnbounded => Component::Manager,
         }

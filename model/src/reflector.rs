@@ -275,6 +275,8 @@ impl Reflector {
         let c = &self.config;
         match timer {
             Timer::Spin => 0,
+            // kubernetes#87794: `wait.Until(ListAndWatch, time.Second)`, one restart a second.
+            Timer::Backoff if self.flaws.has(Flaw::FixedRetryPeriod) => 1_000,
             Timer::Backoff => {
                 let factor = 1u64 << self.backoff_step.min(16);
                 c.backoff_initial_ms.saturating_mul(factor).min(c.backoff_max_ms)

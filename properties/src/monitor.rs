@@ -20,6 +20,10 @@ use crate::truth::cache_equals_truth;
 pub const QUIET_REQUESTS_MAX: u8 = 3;
 /// C1: the shortest backoff after a failure (client-go's initial 800 ms).
 pub const BACKOFF_FLOOR_MS: Millis = 800;
+/// C1: the backoff a client must reach by doubling (client-go's and kube-runtime's cap, 30 s).
+pub const BACKOFF_CAP_MS: Millis = 30_000;
+/// C1: backoffs in a row after which the floor, doubled each time, has reached the cap.
+pub const BACKOFFS_TO_CAP: u8 = 6;
 /// C1: requests a client may send without its RV moving and without the backoff floor of time passing.
 /// The correct reflector needs at most four: a LIST that gets 410, its consistent retry, a WATCH, and a
 /// re-watch after that watch broke having made progress.
@@ -140,8 +144,12 @@ pub struct ClientMonitor {
     pub last_error: Option<ApiError>,
     /// C1: a failure was seen and the floor has not passed since: the next request must wait.
     pub owe_backoff: Option<Failure>,
-    /// Model time since that failure, counted up to the floor.
+    /// Model time since that failure, counted up to the backoff owed.
     pub since_failure_ms: Millis,
+    /// C1: backoffs waited out in a row, with no progress between them (a LIST answered, a watch event
+    /// or bookmark, a watch that lasted, the RV moving), up to [`BACKOFFS_TO_CAP`]: each failure after
+    /// them owes twice the wait of the one before.
+    pub backoffs: u8,
     /// The one LIST allowed at once after a failed one, at this RV: consistent after a LIST got 410 or
     /// too large (C2); the whole list at the requested RV after a continued page got 410 (A13's pager).
     pub may_retry: Option<ListRv>,
@@ -306,12 +314,19 @@ impl Monitor {
         if matches!(c.outstanding, Some(Outstanding::Watch | Outstanding::WatchList { .. })) {
             c.watch_ms = (c.watch_ms + after_ms).min(SHORT_WATCH_MS);
             c.watch_progress |= c.watch_ms >= SHORT_WATCH_MS;
+            if c.watch_progress {
+                c.progressed();
+            }
         }
-        if c.owe_backoff.is_some() {
-            c.since_failure_ms = (c.since_failure_ms + after_ms).min(BACKOFF_FLOOR_MS);
-            if c.since_failure_ms >= BACKOFF_FLOOR_MS {
+        if let Some(why) = c.owe_backoff {
+            let owed = c.backoff_owed_ms(why);
+            c.since_failure_ms = (c.since_failure_ms + after_ms).min(owed);
+            if c.since_failure_ms >= owed {
                 c.owe_backoff = None;
                 c.backed_off = true;
+                if !why.paced_by_server() {
+                    c.backoffs = (c.backoffs + 1).min(BACKOFFS_TO_CAP);
+                }
             }
         }
         c.rate_ms = (c.rate_ms + after_ms).min(BACKOFF_FLOOR_MS);
@@ -420,7 +435,17 @@ impl Monitor {
             _ => false,
         };
         if let (Some(why), false) = (backoff, consistent_retry) {
-            let detail = format!("sent {request} less than {BACKOFF_FLOOR_MS} ms after {why}");
+            let c = &self.clients[i];
+            let (owed, waited) = (c.backoff_owed_ms(why), c.since_failure_ms);
+            let detail = match c.backoffs {
+                _ if waited < BACKOFF_FLOOR_MS => format!("sent {request} less than {BACKOFF_FLOOR_MS} ms after {why}"),
+                n => format!(
+                    "sent {request} {waited} ms after {why}, the failure after {n} backoff{} in a row with no \
+                     progress between them: it owed {owed} ms (C1: the backoff doubles up to {} s)",
+                    if n == 1 { "" } else { "s" },
+                    BACKOFF_CAP_MS / 1000
+                ),
+            };
             self.fail(Property::Backoff, Some(client), detail);
         }
         if burst > REQUESTS_WITHOUT_PROGRESS_MAX {
@@ -458,6 +483,7 @@ impl Monitor {
                 c.paging = list.cont.is_some().then_some(rv);
                 if list.cont.is_none() {
                     (c.latest, c.complete, c.open_keys) = (list.rv, list.rv, KeySet::default());
+                    c.progressed();
                 }
             }
             Message::List(Err(e)) => {
@@ -576,6 +602,9 @@ impl Monitor {
         };
         c.stream = Some(Stream { last: rv.max(stream.last), at_last, ..stream });
         c.watch_progress |= news;
+        if news {
+            c.progressed();
+        }
     }
 
     /// A12, C10: an event of a streaming list before its initial-events-end bookmark. The initial
@@ -587,6 +616,7 @@ impl Monitor {
         c.watch_progress = true;
         let WatchEvent::InitialEventsEnd(rv) = *event else { return };
         c.last_error = None;
+        c.progressed();
         (c.latest, c.complete, c.open_keys) = (rv, rv, KeySet::default());
         c.outstanding = Some(Outstanding::Watch);
         let at_last = KeySet::default();
@@ -621,6 +651,7 @@ impl Monitor {
         if view.resource_version > c.claimed {
             c.quiet_requests = 0;
             c.requests_without_progress = 0;
+            c.progressed();
         }
         c.claimed = view.resource_version;
         c.unread = view.unread;
@@ -703,11 +734,43 @@ fn not_the_write(obs: &impl Observations, event: &WatchEvent) -> Option<String> 
     (!right).then(|| format!("{event} is not what the store did at RV {rv} ({store} there)"))
 }
 
+impl Failure {
+    /// A failure whose answer told the client when to come back (a 429 carries `Retry-After: 1`, A14):
+    /// the server paces those retries, so they owe the floor and do not double the backoff. client-go's
+    /// REST layer waits a `Retry-After` out and sends the request again, up to ten times.
+    fn paced_by_server(self) -> bool {
+        matches!(
+            self,
+            Failure::ListFailed(ApiError::TooManyRequests)
+                | Failure::WatchRefused(ApiError::TooManyRequests)
+                | Failure::ErrorEvent(ApiError::TooManyRequests)
+        )
+    }
+}
+
 impl ClientMonitor {
-    /// C1: a failure; the next request must wait the backoff floor.
+    /// C1: a failure; the next request must wait the backoff owed.
     fn failed(&mut self, why: Failure) {
         self.owe_backoff = Some(why);
         self.since_failure_ms = 0;
+    }
+
+    /// C1, the rule `backoff` judges growth by: after a failure, the next request waits at least the
+    /// floor doubled once for each backoff waited out in a row before it with no progress between
+    /// them, up to the cap; a failure the server paces (`Retry-After`) owes the floor. Both reference
+    /// clients wait at least this: client-go's backoff (800 ms doubling to 30 s, jitter adding up to
+    /// as much again, reset only after two minutes without a backoff) and kube-runtime's
+    /// `DefaultBackoff` (the same numbers, jitter added on top, reset on any success).
+    pub fn backoff_owed_ms(&self, why: Failure) -> Millis {
+        if why.paced_by_server() {
+            return BACKOFF_FLOOR_MS;
+        }
+        (BACKOFF_FLOOR_MS << self.backoffs).min(BACKOFF_CAP_MS)
+    }
+
+    /// Something succeeded: the next failure owes the floor again.
+    fn progressed(&mut self) {
+        self.backoffs = 0;
     }
 
     /// C10: a streaming list ended (or broke, or was given up) before its initial-events-end bookmark.

@@ -6,7 +6,7 @@
 use listwatch_model::Flaw;
 use listwatch_properties::Property;
 
-pub const CAUGHT_BY: [(Flaw, &str, Property); 17] = [
+pub const CAUGHT_BY: [(Flaw, &str, Property); 18] = [
     (Flaw::StaleDeleteRv, "list-watch", Property::NoRvRegression),
     (Flaw::NilPrevKvDropped, "list-watch", Property::NoResurrectedDelete),
     (Flaw::RelistOnTimeout, "list-watch", Property::NoNeedlessRelist),
@@ -24,6 +24,7 @@ pub const CAUGHT_BY: [(Flaw, &str, Property); 17] = [
     (Flaw::SyncWaitUnbounded, "client-manager", Property::RequestsAnswered),
     (Flaw::ConsistentReadLags, "watch-list", Property::ReadsFresh),
     (Flaw::ReplaceMissesQueued, "slow-consumer", Property::NoResurrectedDelete),
+    (Flaw::FixedRetryPeriod, "failing-server", Property::Backoff),
 ];
 
 /// The property named for `flaw`.
