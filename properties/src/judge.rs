@@ -7,10 +7,8 @@ use crate::property::{Property, Violation};
 
 /// The violation of `property` in this state, if any: the one the history showed, or the state's.
 pub fn violation(property: Property, obs: &impl Observations, monitor: &Monitor) -> Option<Violation> {
-    if let Some(v) = &monitor.violation {
-        if v.property == property {
-            return Some(v.clone());
-        }
+    if let Some(v) = monitor.found(property) {
+        return Some(v.clone());
     }
     monitor.guarantees.violation(property, obs, monitor)
 }

@@ -182,7 +182,11 @@ pub struct Monitor {
     pub clients: Vec<ClientMonitor>,
     /// What each guarantee keeps of the history itself ([`crate::guarantees`]).
     pub guarantees: States,
+    /// The first violation found: a checker stops there.
     pub violation: Option<Violation>,
+    /// The first violation of each other property found after it, in the order found: a run that goes
+    /// on after its first violation reports every property it breaks.
+    pub later: Vec<Violation>,
 }
 
 impl Monitor {
@@ -192,21 +196,28 @@ impl Monitor {
             clients: obs.client_ids().map(|_| ClientMonitor::default()).collect(),
             guarantees: States::default(),
             violation: None,
+            later: Vec::new(),
         };
         m.observe(obs, seen);
         m
     }
 
     fn fail(&mut self, property: Property, client: Option<ClientId>, detail: String) {
-        if self.violation.is_none() {
-            self.violation = Some(Violation { property, client, detail });
-        }
+        self.keep(Some(Violation { property, client, detail }));
     }
 
     fn keep(&mut self, found: Option<Violation>) {
+        let Some(found) = found else { return };
         if self.violation.is_none() {
-            self.violation = found;
+            self.violation = Some(found);
+        } else if self.found(found.property).is_none() {
+            self.later.push(found);
         }
+    }
+
+    /// The first violation of `property` this history showed, if any.
+    pub fn found(&self, property: Property) -> Option<&Violation> {
+        self.violation.iter().chain(&self.later).find(|v| v.property == property)
     }
 
     /// What the monitor remembers of `client`.

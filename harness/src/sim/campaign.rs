@@ -56,6 +56,9 @@ pub struct Failure {
     pub detail: String,
     pub steps: usize,
     pub drawn: String,
+    /// Every other property the seed broke as its run went on, with the steps taken when it broke and
+    /// what was seen, in the order they broke.
+    pub also: Vec<(Property, usize, String)>,
     /// The shrunk trace written for the first failure of each kind: its length and file.
     pub shrunk: Option<(usize, PathBuf)>,
 }
@@ -101,12 +104,15 @@ pub fn run<K: Clients>(c: &Campaign, k: &K) -> Result<Summary, String> {
                 }
                 _ => None,
             };
+            let also =
+                run.broken.iter().skip(1).map(|(v, step)| (v.property, *step, v.to_string())).collect();
             summary.failures.push(Failure {
                 seed,
                 what,
                 detail,
                 steps: run.actions.len(),
                 drawn: run.draw.describe(),
+                also,
                 shrunk,
             });
         }
@@ -214,8 +220,15 @@ pub fn text(c: &Campaign, s: &Summary) -> String {
         out.push_str("  failures         none\n");
     } else {
         out.push_str(&format!("  failures         {}\n", s.failures.len()));
+        out.push_str("  seeds breaking each property (every property a seed broke, not only its first):\n");
+        for (what, seeds) in breaking(s) {
+            out.push_str(&format!("    {what:<30} {}\n", thousands(seeds)));
+        }
         for f in &s.failures {
             out.push_str(&format!("    seed {}: {} after {} steps: {}\n", f.seed, f.what, f.steps, f.detail));
+            for (property, steps, _) in &f.also {
+                out.push_str(&format!("      then {property} after {steps} steps\n"));
+            }
             out.push_str(&format!("      drawn: {}\n", f.drawn));
             if let Some((len, path)) = &f.shrunk {
                 out.push_str(&format!("      shrunk to {len} steps: {}\n", path.display()));
@@ -224,6 +237,17 @@ pub fn text(c: &Campaign, s: &Summary) -> String {
         }
     }
     out
+}
+
+/// For each kind of failure (every property, then `no-rest` and `halted`), the seeds that showed it,
+/// as their first failure or later; kinds no seed showed are left out.
+pub fn breaking(s: &Summary) -> Vec<(String, u64)> {
+    let shows = |f: &Failure, what: &str| f.what == what || f.also.iter().any(|(p, _, _)| p.name() == what);
+    let kinds = Property::ALL.iter().map(|p| p.name()).chain(["no-rest", "halted"]);
+    kinds
+        .map(|what| (what.to_string(), s.failures.iter().filter(|f| shows(f, what)).count() as u64))
+        .filter(|(_, seeds)| *seeds > 0)
+        .collect()
 }
 
 fn flags(c: &Campaign) -> String {
@@ -270,6 +294,11 @@ pub fn json(c: &Campaign, s: &Summary) -> String {
                 "detail": f.detail,
                 "steps": f.steps,
                 "drawn": f.drawn,
+                "also": f.also.iter().map(|(p, steps, detail)| serde_json::json!({
+                    "breaks": p.name(),
+                    "steps": steps,
+                    "detail": detail,
+                })).collect::<Vec<_>>(),
                 "shrunk_steps": f.shrunk.as_ref().map(|(n, _)| *n),
                 "trace": f.shrunk.as_ref().map(|(_, p)| p.display().to_string()),
             })
@@ -289,6 +318,7 @@ pub fn json(c: &Campaign, s: &Summary) -> String {
         "requests": { "list": t.lists, "streaming_list": t.streaming_lists, "watch": t.watches },
         "witnessed": witnessed,
         "passed": s.seeds_run - s.failures.len() as u64,
+        "seeds_breaking": breaking(s).into_iter().map(|(k, n)| (k, n.into())).collect::<serde_json::Map<_, _>>(),
         "failures": failures,
     });
     serde_json::to_string_pretty(&value).unwrap_or_default()

@@ -3,7 +3,7 @@
 //! the exhaustive checker.
 
 use listwatch_model::{Action, Client, Clients, FaultKind, ModelReflector, Observed, System};
-use listwatch_properties::{first_violation, witnessed, Monitor, Property, Violation};
+use listwatch_properties::{first_violation, violation, witnessed, Monitor, Property, Violation};
 
 use super::draw::{Draw, Narrowing};
 use super::rng::Rng;
@@ -47,7 +47,7 @@ impl Tally {
 pub enum End {
     /// Every property held and every reflector came to rest after healing.
     Rest,
-    /// A property broke after the last action taken.
+    /// A property broke after the last action taken: the first ([`Run::broken`] has every other).
     Broke(Violation),
     /// The heal phase ran out of steps before every reflector came to rest.
     NoRest,
@@ -62,8 +62,13 @@ pub enum End {
 #[derive(Clone, Debug)]
 pub struct Run {
     pub draw: Draw,
+    /// The steps taken, up to the first violation where a property broke (the steps a trace keeps).
     pub actions: Vec<Action>,
     pub end: End,
+    /// Every property the run broke, each with its first violation and the number of steps taken when
+    /// it broke, in the order they broke: a run goes on after its first violation, through its safety
+    /// and heal phases, so that one frequent finding hides no other.
+    pub broken: Vec<(Violation, usize)>,
     pub tally: Tally,
 }
 
@@ -97,20 +102,33 @@ pub fn run_seed_in<K: Clients>(
     let config = draw.config;
     let (mut sys, seen) = System::start_with(config, |id| clients.make(&config, seed, id));
     let mut monitor = Monitor::new(&sys, &seen);
-    let mut runner =
-        Runner { draw: &draw, actions: Vec::new(), tally: Tally::default(), enabled: Vec::new() };
+    let mut runner = Runner {
+        draw: &draw,
+        actions: Vec::new(),
+        tally: Tally::default(),
+        enabled: Vec::new(),
+        broken: Vec::new(),
+    };
     runner.count(&seen);
     if let Some(why) = sys.gone() {
-        let tally = runner.tally;
-        return Run { draw, actions: Vec::new(), end: End::Gone(format!("at the start: {why}")), tally };
+        let (tally, end) = (runner.tally, End::Gone(format!("at the start: {why}")));
+        return Run { draw, actions: Vec::new(), end, broken: Vec::new(), tally };
     }
-    // The state the heal step leaves is judged like any other: a property it breaks ends the run there.
+    // The state the heal step leaves is judged like any other.
     let end = runner
         .safety(&mut sys, &mut monitor, &mut rng, safety_steps)
         .or_else(|| runner.step(&mut sys, &mut monitor, Action::Heal))
         .unwrap_or_else(|| runner.heal(&mut sys, &mut monitor, &mut rng, heal_limit));
-    let Runner { actions, tally, .. } = runner;
-    Run { draw, actions, end, tally }
+    let Runner { mut actions, tally, broken, .. } = runner;
+    let end = match (end, broken.first()) {
+        (End::Gone(why), _) => End::Gone(why),
+        (_, Some((first, step))) => {
+            actions.truncate(*step);
+            End::Broke(first.clone())
+        }
+        (end, None) => end,
+    };
+    Run { draw, actions, end, broken, tally }
 }
 
 struct Runner<'a> {
@@ -118,6 +136,8 @@ struct Runner<'a> {
     actions: Vec<Action>,
     tally: Tally,
     enabled: Vec<Action>,
+    /// Every property broken so far, with the steps taken when it broke.
+    broken: Vec<(Violation, usize)>,
 }
 
 impl Runner<'_> {
@@ -195,11 +215,29 @@ impl Runner<'_> {
                 self.tally.witnessed[p as usize] = 1;
             }
         }
-        if let Some(v) = first_violation(sys, monitor) {
-            return Some(End::Broke(v));
-        }
+        self.judge(sys, monitor);
         let halted = sys.client_ids().find_map(|c| sys.client(c).halted().map(|why| format!("{c}: {why}")));
         halted.map(End::Halted)
+    }
+
+    /// Every property not broken yet that this state breaks, the first one as the checker finds it.
+    fn judge<C: Client>(&mut self, sys: &System<C>, monitor: &Monitor) {
+        let step = self.actions.len();
+        if self.broken.is_empty() {
+            if let Some(v) = first_violation(sys, monitor) {
+                self.broken.push((v, step));
+            }
+        }
+        if self.broken.is_empty() {
+            return;
+        }
+        for p in Property::ALL {
+            if self.broken.iter().all(|(v, _)| v.property != p) {
+                if let Some(v) = violation(p, sys, monitor) {
+                    self.broken.push((v, step));
+                }
+            }
+        }
     }
 
     fn count(&mut self, seen: &[Observed]) {
