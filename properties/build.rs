@@ -1,6 +1,6 @@
 //! Registers the guarantees: each `pub mod name;` line of `src/guarantees/mod.rs` becomes one entry
-//! `Name(name),` of the `guarantees!` list, in the order the lines are written (the order violations
-//! are looked for). A file in that directory without its line is a build error naming it.
+//! `Name(name),` of the `guarantees!` list and one variant `Name` of `Property` (`src/property.rs`), in
+//! the order the lines are written (the order violations are looked for). A file in that directory without its line is a build error naming it.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -29,8 +29,29 @@ fn main() {
         writeln!(list, "    {}({module}),", camel_case(module)).unwrap();
     }
     list.push_str("}\n");
-    let out = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("guarantees.rs");
+    let out_dir = env::var("OUT_DIR").expect("cargo sets OUT_DIR");
+    let out = Path::new(&out_dir).join("guarantees.rs");
     fs::write(&out, list).unwrap_or_else(|e| fail(&format!("{}: {e}", out.display())));
+    let variants: Vec<String> = modules.iter().map(|m| camel_case(m)).collect();
+    let mut property = String::from(
+        "/// One guarantee a list/watch cache must keep; each is the file of the same name in `guarantees/`.\n\
+         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]\npub enum Property {\n",
+    );
+    for v in &variants {
+        writeln!(property, "    {v},").unwrap();
+    }
+    let all: Vec<String> = variants.iter().map(|v| format!("Property::{v}")).collect();
+    writeln!(
+        property,
+        "}}\n\nimpl Property {{\n    /// How many properties there are.\n    pub const COUNT: usize = {};\n\n    \
+         /// Every property, in catalogue order (the order violations are looked for).\n    \
+         pub const ALL: [Property; Self::COUNT] = [{}];\n}}",
+        variants.len(),
+        all.join(", ")
+    )
+    .unwrap();
+    let out = Path::new(&out_dir).join("property.rs");
+    fs::write(&out, property).unwrap_or_else(|e| fail(&format!("{}: {e}", out.display())));
 }
 
 /// `no_rv_regression` → `NoRvRegression`.

@@ -87,6 +87,6 @@ fn a_list_loop_with_no_failure_breaks_the_request_rate_bound() {
     }
     let (step, violation) = judge_frames(&frames).expect("the loop is caught");
     assert_eq!(violation.property, Property::Backoff);
-    assert_eq!(step, usize::from(listwatch_properties::monitor::REQUESTS_WITHOUT_PROGRESS_MAX));
+    assert_eq!(step, usize::from(listwatch_properties::history::REQUESTS_WITHOUT_PROGRESS_MAX));
     assert!(violation.detail.contains("without its RV moving"), "{violation}");
 }

@@ -10,12 +10,12 @@ pub fn violation(property: Property, obs: &impl Observations, monitor: &Monitor)
     if let Some(v) = monitor.found(property) {
         return Some(v.clone());
     }
-    monitor.guarantees.violation(property, obs, monitor)
+    monitor.guarantees.violation(property, obs, &monitor.history)
 }
 
 /// Whether `property`'s witness is reached in this state.
 pub fn witnessed(property: Property, obs: &impl Observations, monitor: &Monitor) -> bool {
-    monitor.guarantees.witnessed(property, obs, monitor)
+    monitor.guarantees.witnessed(property, obs, &monitor.history)
 }
 
 /// The first property violated in this state, in catalogue order.

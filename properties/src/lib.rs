@@ -8,11 +8,13 @@
 //!
 //! Each guarantee is one file of [`guarantees`], registered by one line there: it judges a history
 //! event by event and after each step, and a state ([`violation`]); a [`Monitor`] folds each step's
-//! observations into every guarantee's history and into the bookkeeping several share, and keeps the
-//! first violation. Each property has a witness ([`witnessed`]) that a checker must reach, so that a
+//! observations into every guarantee's history and into the [`history`] several share, and keeps the
+//! first violation of each property. The modules stand in layers, each using only those below it:
+//! `property` (the shared types), `history`, `guarantees`, `monitor`, then `judge` and `recording`. Each property has a witness ([`witnessed`]) that a checker must reach, so that a
 //! pass is never vacuous.
 
 pub mod guarantees;
+pub mod history;
 pub mod judge;
 pub mod key_set;
 pub mod monitor;

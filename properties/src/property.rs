@@ -1,11 +1,13 @@
-//! A property by name, and a broken guarantee. The guarantees themselves are [`crate::guarantees`]'
-//! files, registered in one list there.
+//! A property by name, and a broken guarantee: the types every part of the crate shares. The
+//! guarantees themselves are [`crate::guarantees`]' files, registered in one list there, which gives
+//! `Property` its variants (`build.rs`) and its words (`name`, `guarantee`, `witness`).
 
 use std::fmt;
 
 use listwatch_model::ClientId;
 
-pub use crate::guarantees::Property;
+// `enum Property`, one variant per registered guarantee, with `COUNT` and `ALL`.
+include!(concat!(env!("OUT_DIR"), "/property.rs"));
 
 impl Property {
     pub fn parse(name: &str) -> Option<Property> {

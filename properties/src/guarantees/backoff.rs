@@ -1,16 +1,16 @@
 //! `backoff`.
 //!
 //! C1: failures are followed by a backoff that grows while they go on, and requests are bounded per
-//! unit of time. The rule for growth (`ClientMonitor::backoff_owed_ms`): after `n` backoffs in a row
+//! unit of time. The rule for growth (`ClientHistory::backoff_owed_ms`): after `n` backoffs in a row
 //! with nothing succeeding between them, the next wait is at least 800 ms × 2^n, up to 30 s; a 429's
 //! `Retry-After` paces its own retries. A client that retries at one fixed period breaks it at its
 //! second failure in a row (kubernetes#87794: client-go's reflector restarted `ListAndWatch` every
 //! second until v0.18.0, PR #87795).
 //!
-//! Judged from the history the [`Monitor`] keeps for several guarantees: failures and the requests after them (`Monitor::sent`).
+//! Judged from the [`History`] several guarantees share: failures and the requests after them (`History::sent`).
 
 use crate::guarantees::Guarantee;
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::Observations;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -26,7 +26,7 @@ impl Guarantee for State {
                  of time passing";
     const WITNESS: &'static str = "a request follows a backoff waited out after a failure";
 
-    fn witnessed(&self, _obs: &impl Observations, monitor: &Monitor) -> bool {
-        monitor.clients.iter().any(|m| m.backed_off && m.outstanding.is_some())
+    fn witnessed(&self, _obs: &impl Observations, history: &History) -> bool {
+        history.clients.iter().any(|m| m.backed_off && m.outstanding.is_some())
     }
 }

@@ -1,7 +1,7 @@
 //! `cache-is-snapshot`.
 
 use crate::guarantees::{Found, Guarantee};
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::{Observations, Truth};
 use crate::truth::{cache_differs_at, cache_differs_within_revision};
 
@@ -14,7 +14,7 @@ impl Guarantee for State {
         "between events, the cache equals the store's state at the RV the reflector claims";
     const WITNESS: &'static str = "a cache holds objects at an RV past a compaction";
 
-    fn violation(&self, obs: &impl Observations, monitor: &Monitor) -> Option<Found> {
+    fn violation(&self, obs: &impl Observations, history: &History) -> Option<Found> {
         obs.client_ids().find_map(|c| {
             let view = obs.client(c);
             if !view.synced || !view.between_events {
@@ -22,8 +22,8 @@ impl Guarantee for State {
             }
             // E8: while the claimed revision is known only in part, the keys it changed whose events
             // have not arrived may still hold their value from before it.
-            let differs = if monitor.open_revision(obs, c) {
-                cache_differs_within_revision(obs, c, view.resource_version, monitor.client(c).open_keys)
+            let differs = if history.open_revision(obs, c) {
+                cache_differs_within_revision(obs, c, view.resource_version, history.client(c).open_keys)
             } else {
                 cache_differs_at(obs, c, view.resource_version)
             };
@@ -31,11 +31,11 @@ impl Guarantee for State {
         })
     }
 
-    fn witnessed(&self, obs: &impl Observations, monitor: &Monitor) -> bool {
+    fn witnessed(&self, obs: &impl Observations, history: &History) -> bool {
         let compacted = obs.truth().compacted();
         compacted.0 > 0
             && obs
                 .client_ids()
-                .any(|c| monitor.client(c).claimed > compacted && !obs.client(c).cache.is_empty())
+                .any(|c| history.client(c).claimed > compacted && !obs.client(c).cache.is_empty())
     }
 }

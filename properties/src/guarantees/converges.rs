@@ -1,7 +1,7 @@
 //! `converges`.
 
 use crate::guarantees::{Found, Guarantee};
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::{Observations, Truth};
 use crate::truth::{cache_differs_at, cache_equals_truth};
 
@@ -15,7 +15,7 @@ impl Guarantee for State {
                  that differs";
     const WITNESS: &'static str = "a cache converges after the faults";
 
-    fn violation(&self, obs: &impl Observations, _monitor: &Monitor) -> Option<Found> {
+    fn violation(&self, obs: &impl Observations, _history: &History) -> Option<Found> {
         let env = obs.environment();
         if !(env.quiet && env.settled) {
             return None;
@@ -32,7 +32,7 @@ impl Guarantee for State {
         })
     }
 
-    fn witnessed(&self, obs: &impl Observations, _monitor: &Monitor) -> bool {
+    fn witnessed(&self, obs: &impl Observations, _history: &History) -> bool {
         let env = obs.environment();
         env.faulty
             && env.quiet

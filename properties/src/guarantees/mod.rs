@@ -5,21 +5,21 @@
 //! how it judges one: event by event ([`Guarantee::observe`]), after each step
 //! ([`Guarantee::after_step`]) and in a state ([`Guarantee::violation`]). It reads only [`Observed`]
 //! events, [`Observations`] and, for the bookkeeping several guarantees share (the RV a client
-//! claimed, the stream it reads, what it owes after a failure), the [`Monitor`].
+//! claimed, the stream it reads, what it owes after a failure), the [`History`].
 //!
 //! Adding one: a file in this directory with `pub struct State` implementing [`Guarantee`], and one
 //! line `pub mod file_name;` below, where its violations should be looked for. The [`Property`] enum
-//! (variant `FileName`), its names, the checker's and simulator's judgement, `check`'s table and the
-//! witness report follow from that line.
+//! (variant `FileName`, in [`crate::property`]), its names, the checker's and simulator's judgement,
+//! `check`'s table and the witness report follow from that line.
 
 use std::fmt::Debug;
 use std::hash::Hash;
 
 use listwatch_model::{ClientId, Observed};
 
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::Observations;
-use crate::property::Violation;
+use crate::property::{Property, Violation};
 
 /// What a guarantee found broken: by which client (none for the manager) and what was seen.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,30 +70,19 @@ pub trait Guarantee: Clone + Debug + Default + Eq + Hash {
     }
 
     /// Whether the guarantee is broken in this state, with the history kept so far.
-    fn violation(&self, _obs: &impl Observations, _monitor: &Monitor) -> Option<Found> {
+    fn violation(&self, _obs: &impl Observations, _history: &History) -> Option<Found> {
         None
     }
 
     /// Whether the witness is reached in this state.
-    fn witnessed(&self, obs: &impl Observations, monitor: &Monitor) -> bool;
+    fn witnessed(&self, obs: &impl Observations, history: &History) -> bool;
 }
 
 macro_rules! guarantees {
     ($($variant:ident($module:ident),)*) => {
 
-        /// One guarantee a list/watch cache must keep; each is the file of the same name.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-        pub enum Property {
-            $($variant,)*
-        }
-
         impl Property {
-            /// How many properties there are.
-            pub const COUNT: usize = [$(Property::$variant),*].len();
-
-            /// Every property, in catalogue order (the order violations are looked for).
-            pub const ALL: [Property; Self::COUNT] = [$(Property::$variant),*];
-
+            /// The name used on the command line, in traces and in reports.
             pub fn name(self) -> &'static str {
                 match self {
                     $(Property::$variant => <$module::State as Guarantee>::NAME,)*
@@ -148,16 +137,16 @@ macro_rules! guarantees {
                 &self,
                 property: Property,
                 obs: &impl Observations,
-                monitor: &Monitor,
+                history: &History,
             ) -> Option<Violation> {
                 match property {
-                    $(Property::$variant => self.$module.violation(obs, monitor).map(|f| f.of(property)),)*
+                    $(Property::$variant => self.$module.violation(obs, history).map(|f| f.of(property)),)*
                 }
             }
 
-            pub(crate) fn witnessed(&self, property: Property, obs: &impl Observations, monitor: &Monitor) -> bool {
+            pub(crate) fn witnessed(&self, property: Property, obs: &impl Observations, history: &History) -> bool {
                 match property {
-                    $(Property::$variant => self.$module.witnessed(obs, monitor),)*
+                    $(Property::$variant => self.$module.witnessed(obs, history),)*
                 }
             }
         }
@@ -165,8 +154,8 @@ macro_rules! guarantees {
 }
 
 // The guarantees, one line each, in the order violations are looked for: `build.rs` makes each line
-// `pub mod name;` the entry `Name(name),` of the `guarantees!` list (and fails the build on a file here
-// with no line). Plain `mod` items, so that tools that read the module tree without expanding macros
+// `pub mod name;` the entry `Name(name),` of the `guarantees!` list and the variant `Name` of
+// `Property` (and fails the build on a file here with no line). Plain `mod` items, so that tools that read the module tree without expanding macros
 // (cargo-mutants, rustfmt) see every file; `reorder_modules = false` in rustfmt.toml keeps the order.
 pub mod no_resurrected_delete;
 pub mod no_rv_regression;

@@ -5,7 +5,7 @@
 use listwatch_model::Observed;
 
 use crate::guarantees::{per_client, Found, Guarantee};
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::Observations;
 
 /// Steps in a row that take no time and make no progress before it is a busy loop.
@@ -53,7 +53,7 @@ impl Guarantee for State {
         None
     }
 
-    fn witnessed(&self, obs: &impl Observations, _monitor: &Monitor) -> bool {
+    fn witnessed(&self, obs: &impl Observations, _history: &History) -> bool {
         obs.client_ids().any(|c| {
             let view = obs.client(c);
             !view.connected && view.scheduled

@@ -7,7 +7,7 @@ use listwatch_model::manager::{ClusterId, LockMode, RequestId};
 use listwatch_model::{Millis, Observed};
 
 use crate::guarantees::{Found, Guarantee};
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::Observations;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -62,7 +62,7 @@ impl Guarantee for State {
         })
     }
 
-    fn witnessed(&self, _obs: &impl Observations, _monitor: &Monitor) -> bool {
+    fn witnessed(&self, _obs: &impl Observations, _history: &History) -> bool {
         self.served_while_unreachable
     }
 }

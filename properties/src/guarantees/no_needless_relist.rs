@@ -17,10 +17,10 @@
 //! The property forbids a LIST (and a WATCH from another RV than the one claimed) where the table
 //! says WATCH; the backoffs are `backoff`'s ([`super::backoff`]).
 //!
-//! Judged from the history the [`Monitor`] keeps for several guarantees: the endings that oblige a re-watch and the request that follows (`Monitor::sent`).
+//! Judged from the [`History`] several guarantees share: the endings that oblige a re-watch and the request that follows (`History::sent`).
 
 use crate::guarantees::Guarantee;
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::Observations;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -33,7 +33,7 @@ impl Guarantee for State {
                  claimed RV, never by a LIST or a streaming list (sendInitialEvents)";
     const WITNESS: &'static str = "a watch resumes after a clean close";
 
-    fn witnessed(&self, _obs: &impl Observations, monitor: &Monitor) -> bool {
-        monitor.clients.iter().any(|m| m.resumed)
+    fn witnessed(&self, _obs: &impl Observations, history: &History) -> bool {
+        history.clients.iter().any(|m| m.resumed)
     }
 }

@@ -6,7 +6,7 @@ use listwatch_model::{Notification, Observed, Uid};
 use litemap::LiteMap;
 
 use crate::guarantees::{per_client, Found, Guarantee};
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::{Observations, Truth};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -43,14 +43,14 @@ impl Guarantee for State {
         None
     }
 
-    fn violation(&self, obs: &impl Observations, monitor: &Monitor) -> Option<Found> {
+    fn violation(&self, obs: &impl Observations, history: &History) -> Option<Found> {
         // What waits for the consumer (C7) has not reached the cache yet: judged once it has.
         obs.client_ids().filter(|c| !obs.client(*c).queued).find_map(|c| {
             let view = obs.client(c);
             let rv = view.resource_version;
             let truth = obs.truth().state_at(rv);
             // E8: an object the open revision deleted may stay until its DELETE arrives.
-            let pending = monitor.pending_keys(obs, c);
+            let pending = history.pending_keys(obs, c);
             view.cache
                 .objects()
                 .filter(|o| !pending.contains(&o.key))
@@ -59,7 +59,7 @@ impl Guarantee for State {
         })
     }
 
-    fn witnessed(&self, obs: &impl Observations, _monitor: &Monitor) -> bool {
+    fn witnessed(&self, obs: &impl Observations, _history: &History) -> bool {
         obs.truth().compacted().0 > 0 && self.deleted.iter().any(|d| !d.is_empty())
     }
 }

@@ -1,11 +1,11 @@
 //! `no-rv-regression`.
 //!
-//! Judged from the history the [`Monitor`] keeps for several guarantees: a claimed RV that goes back, or an event at or below it applied (`Monitor::after_step`, the event path).
+//! Judged from the [`History`] several guarantees share: a claimed RV that goes back, or an event at or below it applied (`History::after_step`, the event path).
 
 use listwatch_model::ApiError;
 
 use crate::guarantees::Guarantee;
-use crate::monitor::{Monitor, Outstanding};
+use crate::history::{History, Outstanding};
 use crate::observations::Observations;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -18,8 +18,8 @@ impl Guarantee for State {
                  applied is applied again";
     const WITNESS: &'static str = "a relist after 410 happens";
 
-    fn witnessed(&self, _obs: &impl Observations, monitor: &Monitor) -> bool {
-        monitor.clients.iter().any(|m| {
+    fn witnessed(&self, _obs: &impl Observations, history: &History) -> bool {
+        history.clients.iter().any(|m| {
             m.last_error == Some(ApiError::Expired) && matches!(m.outstanding, Some(Outstanding::List { .. }))
         })
     }

@@ -6,7 +6,7 @@ use listwatch_model::{Key, Notification, Object, Observed};
 use litemap::LiteMap;
 
 use crate::guarantees::{per_client, Found, Guarantee};
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::Observations;
 
 /// What the handlers of one client were told.
@@ -73,7 +73,7 @@ impl Guarantee for State {
         })
     }
 
-    fn witnessed(&self, _obs: &impl Observations, _monitor: &Monitor) -> bool {
+    fn witnessed(&self, _obs: &impl Observations, _history: &History) -> bool {
         self.clients.iter().any(|t| t.relist_deleted)
     }
 }

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use listwatch_model::{ClientId, ListRv, Message, Observed, Request, Rev, WatchEvent};
 
 use crate::guarantees::{Found, Guarantee};
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::{Observations, Truth};
 
 /// What a read's options promise about the RV of its answer.
@@ -137,7 +137,7 @@ impl Guarantee for State {
         }
     }
 
-    fn witnessed(&self, _obs: &impl Observations, _monitor: &Monitor) -> bool {
+    fn witnessed(&self, _obs: &impl Observations, _history: &History) -> bool {
         self.fresh_despite_lag
     }
 }

@@ -5,7 +5,7 @@
 use listwatch_model::{Message, Observed, Timer, WatchEvent};
 
 use crate::guarantees::{per_client, Found, Guarantee};
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::Observations;
 
 /// What this guarantee remembers of one client.
@@ -69,7 +69,7 @@ impl Guarantee for State {
         found
     }
 
-    fn witnessed(&self, obs: &impl Observations, _monitor: &Monitor) -> bool {
+    fn witnessed(&self, obs: &impl Observations, _history: &History) -> bool {
         obs.client_ids().any(|c| obs.client(c).synced)
     }
 }

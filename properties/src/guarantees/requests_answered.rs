@@ -13,7 +13,7 @@ use listwatch_model::manager::{ClusterId, RequestId};
 use listwatch_model::{Millis, Observed};
 
 use crate::guarantees::{Found, Guarantee};
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::Observations;
 
 /// How long a request may wait for its answer: twice the 30 s a manager waits for a sync.
@@ -59,7 +59,7 @@ impl Guarantee for State {
         Some(Found::anyone(format!("{request} for {cluster} is unanswered after {waited} ms")))
     }
 
-    fn witnessed(&self, _obs: &impl Observations, _monitor: &Monitor) -> bool {
+    fn witnessed(&self, _obs: &impl Observations, _history: &History) -> bool {
         self.answered_after_waiting
     }
 }

@@ -2,10 +2,10 @@
 //!
 //! Once the environment is quiet, a stale client catches up within a bound of model time.
 //!
-//! Judged from the history the [`Monitor`] keeps for several guarantees: time spent stale once quiet (`Monitor::after_step`).
+//! Judged from the [`History`] several guarantees share: time spent stale once quiet (`History::after_step`).
 
 use crate::guarantees::Guarantee;
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::Observations;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -19,7 +19,7 @@ impl Guarantee for State {
                  nothing scheduled";
     const WITNESS: &'static str = "a client stale once the environment went quiet catches up";
 
-    fn witnessed(&self, _obs: &impl Observations, monitor: &Monitor) -> bool {
-        monitor.clients.iter().any(|m| m.recovered)
+    fn witnessed(&self, _obs: &impl Observations, history: &History) -> bool {
+        history.clients.iter().any(|m| m.recovered)
     }
 }

@@ -3,10 +3,10 @@
 //! etcd's robustness names: ordered, unique, resumable. A bookmark may repeat the RV of the last
 //! event (A8).
 //!
-//! Judged from the history the [`Monitor`] keeps for several guarantees: each event against the stream it arrived on (the event path of `Monitor::received`).
+//! Judged from the [`History`] several guarantees share: each event against the stream it arrived on (the event path of `History::received`).
 
 use crate::guarantees::Guarantee;
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::Observations;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -19,7 +19,7 @@ impl Guarantee for State {
                  the RV it started from";
     const WITNESS: &'static str = "a resumed watch delivers events";
 
-    fn witnessed(&self, _obs: &impl Observations, monitor: &Monitor) -> bool {
-        monitor.clients.iter().any(|m| m.resumed && m.stream.is_some_and(|s| s.last > s.from))
+    fn witnessed(&self, _obs: &impl Observations, history: &History) -> bool {
+        history.clients.iter().any(|m| m.resumed && m.stream.is_some_and(|s| s.last > s.from))
     }
 }

@@ -2,10 +2,10 @@
 //!
 //! etcd's robustness names: reliable (no gaps), bookmarkable.
 //!
-//! Judged from the history the [`Monitor`] keeps for several guarantees: each event against the store's writes (the event path of `Monitor::received`).
+//! Judged from the [`History`] several guarantees share: each event against the store's writes (the event path of `History::received`).
 
 use crate::guarantees::Guarantee;
-use crate::monitor::Monitor;
+use crate::history::History;
 use crate::observations::Observations;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -18,7 +18,7 @@ impl Guarantee for State {
                  deletion RV), and a bookmark is sent only when every event up to it was";
     const WITNESS: &'static str = "a bookmark moves a watch past its last event";
 
-    fn witnessed(&self, _obs: &impl Observations, monitor: &Monitor) -> bool {
-        monitor.clients.iter().any(|m| m.bookmarked)
+    fn witnessed(&self, _obs: &impl Observations, history: &History) -> bool {
+        history.clients.iter().any(|m| m.bookmarked)
     }
 }
