@@ -97,8 +97,10 @@ pub enum Failure {
     ListBroke,
     WatchRefused(ApiError),
     ErrorEvent(ApiError),
-    /// C5: a watch that ended or broke within a second with no event.
+    /// C5: a watch that ended within a second with no event.
     ShortWatch,
+    /// A watch (or a streaming list) whose connection broke within a second with no event.
+    WatchBroke,
     /// A watch line that did not decode.
     Undecodable,
 }
@@ -111,6 +113,7 @@ impl std::fmt::Display for Failure {
             Failure::WatchRefused(e) => write!(f, "its WATCH was refused with {e}"),
             Failure::ErrorEvent(e) => write!(f, "an ERROR event ({e})"),
             Failure::ShortWatch => write!(f, "its watch ended within a second with no event"),
+            Failure::WatchBroke => write!(f, "its watch broke within a second with no event"),
             Failure::Undecodable => write!(f, "a watch line that did not decode"),
         }
     }
@@ -270,8 +273,8 @@ impl History {
                 let c = &mut self.clients[i];
                 match c.outstanding {
                     Some(Outstanding::Watch) if c.watch_progress => c.owe_rewatch = Some(Ending::Broke),
-                    Some(Outstanding::Watch) => c.failed(Failure::ShortWatch),
-                    Some(Outstanding::WatchList { .. }) => c.stream_ended_early(),
+                    Some(Outstanding::Watch) => c.failed(Failure::WatchBroke),
+                    Some(Outstanding::WatchList { .. }) => c.stream_ended_early(Failure::WatchBroke),
                     Some(Outstanding::List { .. }) => c.failed(Failure::ListBroke),
                     None => {}
                 }
@@ -412,7 +415,10 @@ impl History {
             Request::WatchList { .. } => restart,
             _ => false,
         };
-        if let (Some(why), false) = (backoff, consistent_retry) {
+        // What is owed is weighed when the request goes: a success during the wait lowers it.
+        let owed_now = backoff.map(|why| (why, self.clients[i].backoff_owed_ms(why)));
+        let short = owed_now.filter(|(_, owed)| self.clients[i].since_failure_ms < *owed).map(|(why, _)| why);
+        if let (Some(why), false) = (short, consistent_retry) {
             let c = &self.clients[i];
             let (owed, waited) = (c.backoff_owed_ms(why), c.since_failure_ms);
             let detail = match c.backoffs {
@@ -507,7 +513,7 @@ impl History {
                 match c.outstanding {
                     Some(Outstanding::Watch) if c.watch_progress => c.owe_rewatch = Some(Ending::Closed),
                     Some(Outstanding::Watch) => c.failed(Failure::ShortWatch),
-                    Some(Outstanding::WatchList { .. }) => c.stream_ended_early(),
+                    Some(Outstanding::WatchList { .. }) => c.stream_ended_early(Failure::ShortWatch),
                     _ => {}
                 }
                 c.stream = None;
@@ -713,15 +719,22 @@ fn not_the_write(obs: &impl Observations, event: &WatchEvent) -> Option<String> 
 }
 
 impl Failure {
-    /// A failure whose answer told the client when to come back (a 429 carries `Retry-After: 1`, A14):
-    /// the server paces those retries, so they owe the floor and do not double the backoff. client-go's
-    /// REST layer waits a `Retry-After` out and sends the request again, up to ten times.
+    /// A failure a client's REST layer retries at a pace it was told, a bounded number of times, before
+    /// its reflector's backoff takes over: those owe the floor and do not double the backoff. A 429
+    /// carries `Retry-After: 1` (A14). A request whose connection broke before an answer came is no
+    /// server failing: client-go's REST client sends a GET again itself as if told `Retry-After: 1`
+    /// (a LIST on a connection reset, a probable EOF or a lost HTTP/2 connection; a WATCH on a probable
+    /// EOF or a timeout: `rest/request.go`, the `isErrRetryableFunc` of `request` and `Watch`, and
+    /// `withRetry.IsNextRetry`, up to `maxRetries` = 10; read at v0.37.2). Growth is judged where a
+    /// server answers with a failure or refuses the connection: the relist storm it exists to prevent.
     fn paced_by_server(self) -> bool {
         matches!(
             self,
             Failure::ListFailed(ApiError::TooManyRequests)
                 | Failure::WatchRefused(ApiError::TooManyRequests)
                 | Failure::ErrorEvent(ApiError::TooManyRequests)
+                | Failure::ListBroke
+                | Failure::WatchBroke
         )
     }
 }
@@ -754,9 +767,9 @@ impl ClientHistory {
     /// C10: a streaming list ended (or broke, or was given up) before its initial-events-end bookmark.
     /// client-go tries again at once; within a second and with no event it is a very short watch,
     /// and client-go falls back to a LIST at once.
-    fn stream_ended_early(&mut self) {
+    fn stream_ended_early(&mut self, why: Failure) {
         if !self.watch_progress {
-            self.failed(Failure::ShortWatch);
+            self.failed(why);
         }
         self.may_restart = true;
     }

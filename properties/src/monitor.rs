@@ -28,8 +28,12 @@ pub struct Monitor {
 impl Monitor {
     /// A monitor of a system just started, given what starting it observed.
     pub fn new(obs: &impl Observations, seen: &[Observed]) -> Self {
-        let mut m =
-            Monitor { history: History::new(obs), guarantees: States::default(), violation: None, later: Vec::new() };
+        let mut m = Monitor {
+            history: History::new(obs),
+            guarantees: States::default(),
+            violation: None,
+            later: Vec::new(),
+        };
         m.observe(obs, seen);
         m
     }
