@@ -150,6 +150,7 @@ pub fn mermaid(trace: &Trace) -> String {
                 | Observed::Garbled { client, .. }
                 | Observed::SilenceNoticed { client, .. }
                 | Observed::WaitedInVain { client, .. }
+                | Observed::WaitEnded { client }
                 | Observed::Notified { client, .. } => {
                     format!("Note over R{}: {}", client.0, mermaid_text(&o.to_string()))
                 }

@@ -99,9 +99,11 @@ const BFS_LIST_WATCH: usize = 41_617;
 // paginated world (from 45,382 and 318,887), when the one LIST allowed at once after a failed one (C2's
 // consistent retry, A13's pager fallback, C10's restart) stopped counting as another request once the
 // environment is quiet: the monitor remembers fewer different counts.
-const WATCH_LIST: usize = 61_180;
+// The two worlds where a server's wait for a fresh cache can end (A2, A12) grew (from 61,180 / 45,476)
+// when `requests-answered` began to remember the requests a server owes an answer after its wait.
+const WATCH_LIST: usize = 62_679;
 const MANAGER: usize = 1_400;
-const MID_UPGRADE: usize = 45_476;
+const MID_UPGRADE: usize = 45_906;
 const SLOW_ETCD_WATCHER: usize = 268_072;
 const TWO_REFLECTORS: usize = 537_554;
 // A13's world: a relist in pages of one item among three writes and a compaction. It shrank (from

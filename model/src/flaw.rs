@@ -96,10 +96,15 @@ pub enum Flaw {
     /// second from every reflector for as long as it fails, the relist storm that takes a recovering
     /// server down again. kubernetes#87794, fixed by PR #87795 (client-go v0.18.0). SEMANTICS C1.
     FixedRetryPeriod,
+    /// The watch cache ends a request's bounded wait for a fresh cache (A2: a NotOlderThan LIST's 3 s;
+    /// A12: a streaming list's) without answering it: no 504, no ERROR event, the request just sits on
+    /// a live connection, which no health check gives up. A client with no timeout of its own waits
+    /// for ever. A planted server bug: the contract's answer after the wait (SEMANTICS A2, A12).
+    WaitEndsUnanswered,
 }
 
 impl Flaw {
-    pub const ALL: [Flaw; 18] = [
+    pub const ALL: [Flaw; 19] = [
         Flaw::StaleDeleteRv,
         Flaw::NilPrevKvDropped,
         Flaw::RelistOnTimeout,
@@ -118,6 +123,7 @@ impl Flaw {
         Flaw::ConsistentReadLags,
         Flaw::ReplaceMissesQueued,
         Flaw::FixedRetryPeriod,
+        Flaw::WaitEndsUnanswered,
     ];
 
     /// The name used on the command line and in traces.
@@ -141,6 +147,7 @@ impl Flaw {
             Flaw::ConsistentReadLags => "consistent-read-lags",
             Flaw::ReplaceMissesQueued => "replace-misses-queued",
             Flaw::FixedRetryPeriod => "fixed-retry-period",
+            Flaw::WaitEndsUnanswered => "wait-ends-unanswered",
         }
     }
 
@@ -165,12 +172,16 @@ impl Flaw {
             Flaw::ConsistentReadLags => "planted (KEP-2340)",
             Flaw::ReplaceMissesQueued => "PR #115620",
             Flaw::FixedRetryPeriod => "kubernetes#87794",
+            Flaw::WaitEndsUnanswered => "planted (A2, A12)",
         }
     }
 
     pub fn component(self) -> Component {
         match self {
-            Flaw::StaleDeleteRv | Flaw::NilPrevKvDropped | Flaw::ConsistentReadLags => Component::Server,
+            Flaw::StaleDeleteRv
+            | Flaw::NilPrevKvDropped
+            | Flaw::ConsistentReadLags
+            | Flaw::WaitEndsUnanswered => Component::Server,
             Flaw::RelistOnTimeout
             | Flaw::StopOnClose
             | Flaw::SpinOnClose

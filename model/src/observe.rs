@@ -84,6 +84,12 @@ pub enum Observed {
         client: ClientId,
         after_ms: Millis,
     },
+    /// A server's bounded wait for a fresh cache ended for the client's request without the cache
+    /// catching up (A2: a NotOlderThan LIST's 3 s; A12: a streaming list's): the server owes the request
+    /// its answer, a 504 or an ERROR event.
+    WaitEnded {
+        client: ClientId,
+    },
     /// A client's cache notified its handlers.
     Notified {
         client: ClientId,
@@ -167,6 +173,7 @@ impl fmt::Display for Observed {
             Observed::WaitedInVain { client, after_ms } => {
                 write!(f, "{client}: its request waited {after_ms} ms for a fresh cache, in vain")
             }
+            Observed::WaitEnded { client } => write!(f, "{client}: the server's wait for a fresh cache ends"),
             Observed::Notified { client, notification } => write!(f, "{client}: handler {notification}"),
             Observed::ManagerRequested { request, cluster } => write!(f, "{request}: asks for {cluster}"),
             Observed::ManagerTime { after_ms } => {
@@ -211,8 +218,9 @@ pub struct ClientView<'a> {
     pub watch_at_rest: bool,
     /// Whether the client has a connection (a request in flight or a stream open).
     pub connected: bool,
-    /// Whether the client has something scheduled: a timer armed, or a connection under its transport's
-    /// health check (A9), which gives a dead one up by itself.
+    /// Whether the client has something scheduled: a timer armed, or a dead connection under its
+    /// transport's health check (A9), which gives it up by itself (on a live one the health check's
+    /// pings are answered, and nothing happens).
     pub scheduled: bool,
     /// Whether what its reflector pushed still waits for its consumer ([`crate::Client::queued`]): the
     /// cache lags the RV it claims until the consumer pops it.

@@ -208,7 +208,10 @@ impl<C: Client> System<C> {
             between_events,
             watch_at_rest,
             connected: conn.is_some(),
-            scheduled: c.has_timer() || (conn.is_some() && c.dead_connection_noticed_after().is_some()),
+            // A9: a health check gives up a dead connection; on a live one its pings are answered and
+            // nothing happens, however long the request on it waits.
+            scheduled: c.has_timer()
+                || (conn.is_some_and(|k| k.dead) && c.dead_connection_noticed_after().is_some()),
             queued: c.queued(),
             cache: c.cache(),
         }
@@ -522,6 +525,7 @@ impl<C: Client> System<C> {
             }
             Action::ListWaitExpired(client) => {
                 if let Some(s) = self.server_of(client) {
+                    seen.push(Observed::WaitEnded { client });
                     let out = self.servers[usize::from(s.0)].list_wait_expired(client);
                     self.route(out);
                 }
@@ -713,6 +717,7 @@ impl<C: Client> System<C> {
                 if let Some(s) = self.server_of(client) {
                     let after_ms = ApiServer::LIST_FRESHNESS_WAIT_MS;
                     seen.push(Observed::WaitedInVain { client, after_ms });
+                    seen.push(Observed::WaitEnded { client });
                     self.clients[usize::from(client.0)].elapse(after_ms);
                     let out = self.servers[usize::from(s.0)].watch_list_wait_expired(client);
                     self.route(out);

@@ -6,7 +6,7 @@
 use listwatch_model::Flaw;
 use listwatch_properties::Property;
 
-pub const CAUGHT_BY: [(Flaw, &str, Property); 18] = [
+pub const CAUGHT_BY: [(Flaw, &str, Property); 19] = [
     (Flaw::StaleDeleteRv, "list-watch", Property::NoRvRegression),
     (Flaw::NilPrevKvDropped, "list-watch", Property::NoResurrectedDelete),
     (Flaw::RelistOnTimeout, "list-watch", Property::NoNeedlessRelist),
@@ -25,6 +25,7 @@ pub const CAUGHT_BY: [(Flaw, &str, Property); 18] = [
     (Flaw::ConsistentReadLags, "watch-list", Property::ReadsFresh),
     (Flaw::ReplaceMissesQueued, "slow-consumer", Property::NoResurrectedDelete),
     (Flaw::FixedRetryPeriod, "failing-server", Property::Backoff),
+    (Flaw::WaitEndsUnanswered, "ha-mid-upgrade", Property::RequestsAnswered),
 ];
 
 /// The property named for `flaw`.
