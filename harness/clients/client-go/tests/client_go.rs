@@ -200,7 +200,8 @@ fn a_program_that_dies_mid_run_is_an_error_naming_the_step() {
 /// The release that fixed a catalogue bug holds on the steps on which the release before it breaks
 /// (`corpus/client-go/`): PR #89652, a client-side timeout that ends a watch relists on v0.18.1 and
 /// re-watches on v0.18.2; PR #115620, v0.26.3 leaks an object whose ADD was still queued when the relist
-/// no longer had it, and v0.26.4's cache stays right. As for the corpus's correct reflector, a step the
+/// no longer had it, and v0.26.4's cache stays right; PR #87795, v0.17.17 relists every second while the
+/// server fails every LIST, and v0.18.0 doubles its backoff. As for the corpus's correct reflector, a step the
 /// fixed release does not enable where it stands is skipped (v0.18.2 has no backoff to wait out).
 #[test]
 fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
@@ -213,6 +214,7 @@ fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
             Property::NoNeedlessRelist,
             "client-go@v0.18.2,timeout=30s",
         ),
+        ("v0.17.17.backoff.kubernetes-87794.json", Property::Backoff, "client-go@v0.18.0"),
         (
             "v0.26.3.no-resurrected-delete.pr-115620.json",
             Property::NoResurrectedDelete,
