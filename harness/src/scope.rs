@@ -162,7 +162,12 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         writes: 1,
         compactions: 0,
         faults: 2,
-        fault_kinds: FaultKinds::NONE.with(FaultKind::InternalError).with(FaultKind::ConnectionRefused),
+        // A15: and every status a server or a proxy in front of it answers with (C11 says how the
+        // reflector meets each).
+        fault_kinds: FaultKind::STATUSES.iter().fold(
+            FaultKinds::NONE.with(FaultKind::InternalError).with(FaultKind::ConnectionRefused),
+            |k, (s, _)| k.with(*s),
+        ),
         manager: None,
         ..Config::default().with_flaws(flaws)
     };

@@ -19,12 +19,14 @@ use proptest::collection::vec;
 use proptest::prelude::{any, Strategy};
 use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestError, TestRng, TestRunner};
 
-/// The world's fault kinds that are in `mask` (bit i: `FaultKind::ALL[i]`).
+/// The world's fault kinds that are in `mask` (bit i: `FaultKind::ALL[i]`), and A15's statuses, which
+/// only the failing-server world offers, always.
 fn masked(config: Config, mask: u16) -> Config {
+    let statuses = FaultKind::ALL.len() - FaultKind::STATUSES.len();
     let kinds: FaultKinds = FaultKind::ALL
         .into_iter()
         .enumerate()
-        .filter(|(i, _)| mask & (1 << i) != 0)
+        .filter(|(i, _)| *i >= statuses || mask & (1 << i) != 0)
         .map(|(_, k)| k)
         .collect();
     let kept = config.fault_kinds.iter().filter(|k| kinds.has(*k)).collect();
@@ -51,7 +53,18 @@ fn weight(weights: &[u8; 12], action: &Action) -> u32 {
             | FaultKind::SlowConsumer,
         ) => 8,
         StepKind::Fault(
-            FaultKind::TooManyRequests | FaultKind::InternalError | FaultKind::ConnectionRefused,
+            FaultKind::TooManyRequests
+            | FaultKind::InternalError
+            | FaultKind::ConnectionRefused
+            | FaultKind::Unauthorized
+            | FaultKind::Forbidden
+            | FaultKind::NotFound
+            | FaultKind::ExpiredBeforeOpen
+            | FaultKind::Invalid
+            | FaultKind::Unavailable
+            | FaultKind::UnavailableRetryAfter
+            | FaultKind::GatewayTimeout
+            | FaultKind::TruncatedBody,
         ) => 9,
         StepKind::Fault(FaultKind::CacheEviction | FaultKind::CacheRelist | FaultKind::ServerRestart) => 10,
         StepKind::Fault(FaultKind::PauseCluster) => 11,

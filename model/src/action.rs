@@ -67,7 +67,8 @@ pub enum Fault {
     Disconnect(ClientId),
     /// The server ends a client's watch at its timeout (A9): a clean close.
     ServerTimeout(ClientId),
-    /// A request is answered with an error before any stream opens (429, 500, refused).
+    /// A request is answered with an error before any stream opens (429, 500, refused, and A15's
+    /// statuses).
     Refuse(ClientId, ApiError),
     /// An open watch fails with an ERROR event (500), then closes (A4).
     WatchError(ClientId, ApiError),
@@ -101,7 +102,8 @@ impl Fault {
                 FaultKind::TooManyRequests
             }
             Fault::Refuse(_, ApiError::ConnectionRefused) => FaultKind::ConnectionRefused,
-            Fault::Refuse(..) | Fault::WatchError(..) => FaultKind::InternalError,
+            Fault::Refuse(_, e) => FaultKind::of_status(*e).unwrap_or(FaultKind::InternalError),
+            Fault::WatchError(..) => FaultKind::InternalError,
             Fault::EvictCache(_) => FaultKind::CacheEviction,
             Fault::RelistCache(_) => FaultKind::CacheRelist,
             Fault::RestartServer(_) => FaultKind::ServerRestart,

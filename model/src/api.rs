@@ -135,11 +135,27 @@ pub enum ApiError {
     /// 400 BadRequest: the request does not validate (A13: a `continue` that also names a
     /// resourceVersion; A12: `sendInitialEvents` without bookmarks or with an Exact match).
     BadRequest,
+    /// 401 Unauthorized: the client's credentials were not accepted (an expired or rotated token; A15).
+    Unauthorized,
+    /// 403 Forbidden: the client may not list or watch the resource (an RBAC change; A15).
+    Forbidden,
+    /// 404 NotFound: the server does not serve the resource (a CRD or an aggregated API gone; A15).
+    NotFound,
+    /// 422 Invalid: the request's options do not validate (A15).
+    Invalid,
+    /// 503 ServiceUnavailable with no `Retry-After` (a proxy or aggregator with no backend; A15).
+    Unavailable,
+    /// 503 ServiceUnavailable with `Retry-After: 1` (A15): the REST client waits and sends it again.
+    UnavailableRetryAfter,
+    /// 504 Timeout with no cause: the request did not complete in time (A15). Not A2's too-large RV.
+    GatewayTimeout,
+    /// A 200 whose body ends early: the connection broke after the headers of a LIST (A15).
+    Truncated,
 }
 
 impl ApiError {
     /// Every error, in a fixed order.
-    pub const ALL: [ApiError; 7] = [
+    pub const ALL: [ApiError; 15] = [
         ApiError::Expired,
         ApiError::TooLargeResourceVersion,
         ApiError::TooManyRequests,
@@ -147,7 +163,22 @@ impl ApiError {
         ApiError::ConnectionRefused,
         ApiError::Disconnected,
         ApiError::BadRequest,
+        ApiError::Unauthorized,
+        ApiError::Forbidden,
+        ApiError::NotFound,
+        ApiError::Invalid,
+        ApiError::Unavailable,
+        ApiError::UnavailableRetryAfter,
+        ApiError::GatewayTimeout,
+        ApiError::Truncated,
     ];
+
+    /// The answer carries `Retry-After` (A14, A15): client-go's REST client waits that long and sends
+    /// the same request again itself, up to ten times, for a 429 or any 5xx that carries it
+    /// (`rest/with_retry.go`, `checkWait`, read at v0.37.2), so the server paces the retries.
+    pub fn retry_after(self) -> bool {
+        matches!(self, ApiError::TooManyRequests | ApiError::UnavailableRetryAfter)
+    }
 
     /// The short name steps spell it with: the HTTP status, or what broke.
     pub fn code(self) -> &'static str {
@@ -159,6 +190,14 @@ impl ApiError {
             ApiError::ConnectionRefused => "refused",
             ApiError::Disconnected => "reset",
             ApiError::BadRequest => "400",
+            ApiError::Unauthorized => "401",
+            ApiError::Forbidden => "403",
+            ApiError::NotFound => "404",
+            ApiError::Invalid => "422",
+            ApiError::Unavailable => "503",
+            ApiError::UnavailableRetryAfter => "503-retry-after",
+            ApiError::GatewayTimeout => "504-timeout",
+            ApiError::Truncated => "truncated",
         }
     }
 }
@@ -173,6 +212,14 @@ impl fmt::Display for ApiError {
             ApiError::ConnectionRefused => "connection refused",
             ApiError::Disconnected => "connection reset",
             ApiError::BadRequest => "400 BadRequest",
+            ApiError::Unauthorized => "401 Unauthorized",
+            ApiError::Forbidden => "403 Forbidden",
+            ApiError::NotFound => "404 NotFound",
+            ApiError::Invalid => "422 Invalid",
+            ApiError::Unavailable => "503 ServiceUnavailable",
+            ApiError::UnavailableRetryAfter => "503 ServiceUnavailable (Retry-After: 1)",
+            ApiError::GatewayTimeout => "504 Timeout",
+            ApiError::Truncated => "200 with its body cut short",
         })
     }
 }

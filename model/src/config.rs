@@ -1,5 +1,6 @@
 //! The scope of a system (how many keys, writes, faults, servers, ...) and which flaws are on.
 
+use crate::api::ApiError;
 use crate::flaw::Flaws;
 use crate::reflector::ReflectorConfig;
 use crate::store::TombstonePolicy;
@@ -38,10 +39,28 @@ pub enum FaultKind {
     /// between two pops while the reflector goes on queueing (C7); it goes on again without costing a
     /// fault.
     SlowConsumer,
+    /// A request is answered 401 Unauthorized (A15).
+    Unauthorized,
+    /// A request is answered 403 Forbidden (A15).
+    Forbidden,
+    /// A request is answered 404 NotFound (A15).
+    NotFound,
+    /// A WATCH is answered 410 Expired as an HTTP status, before its stream opens (A4, A15).
+    ExpiredBeforeOpen,
+    /// A request is answered 422 Invalid (A15).
+    Invalid,
+    /// A request is answered 503 with no `Retry-After` (A15).
+    Unavailable,
+    /// A request is answered 503 with `Retry-After: 1` (A15).
+    UnavailableRetryAfter,
+    /// A request is answered 504 Timeout with no cause (A15).
+    GatewayTimeout,
+    /// A LIST is answered 200 with a body that ends early (A15).
+    TruncatedBody,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 13] = [
+    pub const ALL: [FaultKind; 22] = [
         FaultKind::Disconnect,
         FaultKind::ServerTimeout,
         FaultKind::TooManyRequests,
@@ -55,6 +74,29 @@ impl FaultKind {
         FaultKind::SlowProgress,
         FaultKind::GarbledLine,
         FaultKind::SlowConsumer,
+        FaultKind::Unauthorized,
+        FaultKind::Forbidden,
+        FaultKind::NotFound,
+        FaultKind::ExpiredBeforeOpen,
+        FaultKind::Invalid,
+        FaultKind::Unavailable,
+        FaultKind::UnavailableRetryAfter,
+        FaultKind::GatewayTimeout,
+        FaultKind::TruncatedBody,
+    ];
+
+    /// The statuses a real API server or a proxy in front of it answers a request with (A15), each
+    /// with the error it answers: the kinds of fault added with them.
+    pub const STATUSES: [(FaultKind, ApiError); 9] = [
+        (FaultKind::Unauthorized, ApiError::Unauthorized),
+        (FaultKind::Forbidden, ApiError::Forbidden),
+        (FaultKind::NotFound, ApiError::NotFound),
+        (FaultKind::ExpiredBeforeOpen, ApiError::Expired),
+        (FaultKind::Invalid, ApiError::Invalid),
+        (FaultKind::Unavailable, ApiError::Unavailable),
+        (FaultKind::UnavailableRetryAfter, ApiError::UnavailableRetryAfter),
+        (FaultKind::GatewayTimeout, ApiError::GatewayTimeout),
+        (FaultKind::TruncatedBody, ApiError::Truncated),
     ];
 
     pub fn name(self) -> &'static str {
@@ -72,17 +114,31 @@ impl FaultKind {
             FaultKind::SlowProgress => "slow-progress",
             FaultKind::GarbledLine => "garbled-line",
             FaultKind::SlowConsumer => "slow-consumer",
+            FaultKind::Unauthorized => "401",
+            FaultKind::Forbidden => "403",
+            FaultKind::NotFound => "404",
+            FaultKind::ExpiredBeforeOpen => "410",
+            FaultKind::Invalid => "422",
+            FaultKind::Unavailable => "503",
+            FaultKind::UnavailableRetryAfter => "503-retry-after",
+            FaultKind::GatewayTimeout => "504",
+            FaultKind::TruncatedBody => "truncated",
         }
     }
 
-    fn bit(self) -> u16 {
-        1 << (self as u16)
+    /// The status fault that answers `error`, if it is one (A15).
+    pub fn of_status(error: ApiError) -> Option<FaultKind> {
+        FaultKind::STATUSES.iter().find(|(_, e)| *e == error).map(|(k, _)| *k)
+    }
+
+    fn bit(self) -> u32 {
+        1 << (self as u32)
     }
 }
 
 /// A set of fault kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct FaultKinds(u16);
+pub struct FaultKinds(u32);
 
 impl FaultKinds {
     pub const NONE: FaultKinds = FaultKinds(0);
@@ -211,7 +267,11 @@ impl Default for Config {
             compactions: 1,
             lease_revokes: 0,
             faults: 1,
-            fault_kinds: FaultKinds::all()
+            // A15's statuses are the failing-server world's (harness scope): every other world keeps
+            // the size it had before them.
+            fault_kinds: FaultKind::STATUSES
+                .iter()
+                .fold(FaultKinds::all(), |k, (s, _)| k.without(*s))
                 .without(FaultKind::PauseCluster)
                 .without(FaultKind::GarbledLine)
                 .without(FaultKind::SlowConsumer),

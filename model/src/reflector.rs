@@ -337,8 +337,8 @@ impl Reflector {
     }
 
     /// C10: what follows a streaming list that failed before its initial-events-end bookmark:
-    /// 410 or too large: at once again, with `rv=""`; 429 or a refused connection: the same, after a
-    /// backoff; a stream that ended after an event or a second: at once again; anything else (a
+    /// 410 or too large: at once again, with `rv=""`; 429, a refused connection or a status with
+    /// `Retry-After` (C11): the same, after a backoff; a stream that ended after an event or a second: at once again; anything else (a
     /// very short stream, 500, 400 from a server without streaming lists): at once, the LIST of
     /// list-watch, whose relist RV follows C2.
     fn stream_failed(&mut self, error: Option<ApiError>, progress: bool) {
@@ -348,7 +348,7 @@ impl Reflector {
                 self.rv_unavailable = true;
                 self.stream();
             }
-            Some(ApiError::TooManyRequests | ApiError::ConnectionRefused) => self.backoff(Next::Relist),
+            Some(e) if e.retry_after() || e == ApiError::ConnectionRefused => self.backoff(Next::Relist),
             None if progress => self.stream(),
             _ => {
                 let rv = self.relist_rv();
@@ -484,6 +484,8 @@ impl Reflector {
                 self.rv_unavailable = true;
                 self.list(ListRv::Consistent);
             }
+            // C11: every other failure (401, 403, 404, 422, 429, 500, 503, 504, a body cut short) ends
+            // `ListAndWatch`; its next round, after the backoff, lists again at the same RV.
             Err(_) => self.backoff(Next::Relist),
         }
     }
@@ -497,8 +499,12 @@ impl Reflector {
         if !matches!(self.phase, Phase::Watching { .. }) {
             return;
         }
+        // C11: the REST client sends a WATCH answered with `Retry-After` again itself once that much
+        // time has passed; the reflector backs off and re-watches after a refused connection or a 429
+        // (`isWatchErrorRetriable`); any other status (401, 403, 404, 410, 422, 500, 503, 504) ends
+        // `ListAndWatch`, whose next round, after the backoff, relists (`reflector.go`, `watch`).
         match error {
-            ApiError::TooManyRequests | ApiError::ConnectionRefused => self.backoff(Next::Rewatch),
+            e if e.retry_after() || e == ApiError::ConnectionRefused => self.backoff(Next::Rewatch),
             _ => self.backoff(Next::Relist),
         }
     }
@@ -551,7 +557,7 @@ impl Reflector {
                 // C5: the handler returns on the ERROR event and closes the stream.
                 self.outputs.push_back(Output::Cancel);
                 match error {
-                    ApiError::TooManyRequests => self.backoff(Next::Rewatch),
+                    e if e.retry_after() => self.backoff(Next::Rewatch),
                     _ => self.backoff(Next::Relist),
                 }
                 return;

@@ -316,6 +316,19 @@ impl<C: Client> System<C> {
                             out.push(Action::Fault(Fault::Refuse(client, error)));
                         }
                     }
+                    // A15: the statuses a server or a proxy in front of it answers with. A 410 as a status
+                    // answers a WATCH only (a LIST's 410 is A2's, from the store); a body cut short, a
+                    // LIST only (a WATCH's is a broken stream: a disconnect).
+                    for (kind, error) in FaultKind::STATUSES {
+                        let fits = match error {
+                            ApiError::Expired => !conn.request.is_list(),
+                            ApiError::Truncated => conn.request.is_list(),
+                            _ => true,
+                        };
+                        if fits && self.fault_ok(kind) {
+                            out.push(Action::Fault(Fault::Refuse(client, error)));
+                        }
+                    }
                 }
                 Some(_) if conn.dead => {
                     // A9: nothing arrives; the client's transport notices within its bound, if it has

@@ -1,4 +1,4 @@
-//! SEMANTICS C1–C10: the reflector (sans-IO), its cache and the client manager, one test (or more) per rule.
+//! SEMANTICS C1–C11: the reflector (sans-IO), its cache and the client manager, one test (or more) per rule.
 
 use listwatch_model::manager::{ClusterId, LockMode, Manager, Outcome, RequestId, Step};
 use listwatch_model::{
@@ -423,4 +423,69 @@ fn c10_flaws_partial_initial_buffer_and_rewatch_initial_events() {
     drain(&mut r);
     r.handle_watch_ended(WatchEnd::Closed);
     assert_eq!(requests(&drain(&mut r)), vec![stream_at(ListRv::NotOlderThan(Rev(4)))]);
+}
+
+/// The statuses of A15 other than those with `Retry-After`.
+const PLAIN_STATUSES: [ApiError; 7] = [
+    ApiError::Unauthorized,
+    ApiError::Forbidden,
+    ApiError::NotFound,
+    ApiError::Invalid,
+    ApiError::Unavailable,
+    ApiError::GatewayTimeout,
+    ApiError::Truncated,
+];
+
+#[test]
+fn c11_a_failed_list_backs_off_and_lists_again_at_the_same_rv_whatever_the_status() {
+    for error in PLAIN_STATUSES.into_iter().chain([ApiError::UnavailableRetryAfter]) {
+        let mut r = watching(6, Flaws::NONE);
+        r.handle_watch_event(WatchEvent::Error(ApiError::InternalError));
+        drain(&mut r);
+        fire_next(&mut r);
+        assert_eq!(requests(&drain(&mut r)), vec![Request::List { rv: ListRv::NotOlderThan(Rev(6)) }]);
+        r.handle_list_result(Err(error));
+        assert_eq!(r.phase(), Phase::Backoff { then: Next::Relist }, "{error}");
+        // A plain 504 is not A2's "too large": the RV stays available, no consistent list.
+        fire_next(&mut r);
+        let again = requests(&drain(&mut r));
+        assert_eq!(again, vec![Request::List { rv: ListRv::NotOlderThan(Rev(6)) }], "{error}");
+    }
+}
+
+#[test]
+fn c11_a_refused_watch_relists_after_a_backoff_unless_the_server_said_when_to_retry() {
+    for error in PLAIN_STATUSES.into_iter().chain([ApiError::Expired]) {
+        let mut r = watching(4, Flaws::NONE);
+        r.handle_watch_refused(error);
+        assert_eq!(r.phase(), Phase::Backoff { then: Next::Relist }, "refused with {error}");
+        fire_next(&mut r);
+        let next = requests(&drain(&mut r));
+        assert_eq!(
+            next,
+            vec![Request::List { rv: ListRv::NotOlderThan(Rev(4)) }],
+            "{error}: relist, RV kept"
+        );
+    }
+    // 503 with Retry-After, as 429: the same WATCH again once the wait is over.
+    let mut r = watching(4, Flaws::NONE);
+    r.handle_watch_refused(ApiError::UnavailableRetryAfter);
+    assert_eq!(r.phase(), Phase::Backoff { then: Next::Rewatch });
+    fire_next(&mut r);
+    assert_eq!(requests(&drain(&mut r)), vec![watch_from(4)]);
+}
+
+#[test]
+fn c11_a_refused_streaming_list_falls_back_to_list_at_once_except_410_and_retry_after() {
+    for error in PLAIN_STATUSES {
+        let mut r = streaming(Flaws::NONE);
+        r.handle_watch_refused(error);
+        assert_eq!(requests(&drain(&mut r)), vec![Request::List { rv: ListRv::Any }], "{error}");
+    }
+    let mut r = streaming(Flaws::NONE);
+    r.handle_watch_refused(ApiError::Expired);
+    assert_eq!(requests(&drain(&mut r)), vec![stream_at(ListRv::Consistent)], "410: again, rv unset");
+    let mut r = streaming(Flaws::NONE);
+    r.handle_watch_refused(ApiError::UnavailableRetryAfter);
+    assert_eq!(r.phase(), Phase::Backoff { then: Next::Relist });
 }

@@ -1,10 +1,10 @@
-//! SEMANTICS A1–A14: the API server and its watch cache, one test (or more) per rule.
+//! SEMANTICS A1–A15: the API server and its watch cache, one test (or more) per rule.
 
 use listwatch_model::server::ApiServer;
 use listwatch_model::store::{Prefix, Store, TombstonePolicy};
 use listwatch_model::{
-    Action, ApiError, ClientId, Config, FaultKinds, Flaw, Flaws, Key, ListRv, Message, Object, Rev, ServerId,
-    System, WatchEnd, WatchEvent, WatchFrom,
+    Action, ApiError, ClientId, Config, Fault, FaultKind, FaultKinds, Flaw, Flaws, Key, ListRv, Message,
+    Object, Rev, ServerId, System, WatchEnd, WatchEvent, WatchFrom,
 };
 
 const A: Key = Key(0);
@@ -512,4 +512,43 @@ fn a2_a12_consistent_reads_are_at_the_current_revision_unless_the_planted_lag() 
             assert_eq!(out, vec![], "the correct cache waits for revision 1");
         }
     }
+}
+
+/// The status faults a pending request may meet (A15).
+fn status_refusals(sys: &System) -> Vec<ApiError> {
+    let mut actions = Vec::new();
+    sys.actions(&mut actions);
+    actions
+        .into_iter()
+        .filter_map(|a| match a {
+            Action::Fault(Fault::Refuse(c, e)) if c == C && FaultKind::of_status(e).is_some() => Some(e),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a15_each_status_answers_the_requests_it_fits_and_is_its_own_fault_kind() {
+    let kinds = FaultKind::STATUSES.iter().fold(FaultKinds::NONE, |k, (s, _)| k.with(*s));
+    let mut sys = System::new(Config { faults: 2, fault_kinds: kinds, ..Config::default() });
+    // The first LIST: every status but the 410 of a WATCH (a LIST's 410 is A2's).
+    let on_list = status_refusals(&sys);
+    assert!(on_list.contains(&ApiError::Truncated) && !on_list.contains(&ApiError::Expired), "{on_list:?}");
+    assert_eq!(on_list.len(), 8);
+    sys.apply(Action::Route(C, ServerId(0)));
+    sys.apply(Action::Deliver(C));
+    // The WATCH that follows: every status but a cut LIST body.
+    let on_watch = status_refusals(&sys);
+    assert!(
+        on_watch.contains(&ApiError::Expired) && !on_watch.contains(&ApiError::Truncated),
+        "{on_watch:?}"
+    );
+    assert_eq!(on_watch.len(), 8);
+    for (kind, error) in FaultKind::STATUSES {
+        assert_eq!(Fault::Refuse(C, error).kind(), kind, "{error}");
+    }
+    // Refused, the WATCH ends as the status says: a 503 with Retry-After is sent again after the wait.
+    sys.apply(Action::Fault(Fault::Refuse(C, ApiError::UnavailableRetryAfter)));
+    assert_eq!(sys.budget().faults, 1);
+    assert!(sys.network().conn(C).is_none(), "the refused request is over");
 }

@@ -491,7 +491,8 @@ impl History {
                 let streaming = matches!(c.outstanding, Some(Outstanding::WatchList { .. }));
                 c.outstanding = None;
                 c.last_error = Some(*e);
-                let throttled = matches!(e, ApiError::TooManyRequests | ApiError::ConnectionRefused);
+                // C11: a status with `Retry-After` is sent again by the REST client itself.
+                let throttled = e.retry_after() || *e == ApiError::ConnectionRefused;
                 if throttled && !streaming {
                     c.owe_rewatch = Some(Ending::Throttled(*e));
                 }
@@ -503,10 +504,10 @@ impl History {
                 c.last_error = Some(*e);
                 c.stream = None;
                 c.outstanding = None;
-                if *e == ApiError::TooManyRequests && !streaming {
+                if e.retry_after() && !streaming {
                     c.owe_rewatch = Some(Ending::Throttled(*e));
                 }
-                c.may_restart = streaming && *e != ApiError::TooManyRequests;
+                c.may_restart = streaming && !e.retry_after();
                 c.failed(Failure::ErrorEvent(*e));
             }
             Message::End(_) => {
@@ -721,21 +722,18 @@ fn not_the_write(obs: &impl Observations, event: &WatchEvent) -> Option<String> 
 impl Failure {
     /// A failure a client's REST layer retries at a pace it was told, a bounded number of times, before
     /// its reflector's backoff takes over: those owe the floor and do not double the backoff. A 429
-    /// carries `Retry-After: 1` (A14). A request whose connection broke before an answer came is no
+    /// carries `Retry-After: 1` (A14), and so may a 503 (A15; `checkWait` retries any 5xx with it). A request whose connection broke before an answer came is no
     /// server failing: client-go's REST client sends a GET again itself as if told `Retry-After: 1`
     /// (a LIST on a connection reset, a probable EOF or a lost HTTP/2 connection; a WATCH on a probable
     /// EOF or a timeout: `rest/request.go`, the `isErrRetryableFunc` of `request` and `Watch`, and
     /// `withRetry.IsNextRetry`, up to `maxRetries` = 10; read at v0.37.2). Growth is judged where a
     /// server answers with a failure or refuses the connection: the relist storm it exists to prevent.
     fn paced_by_server(self) -> bool {
-        matches!(
-            self,
-            Failure::ListFailed(ApiError::TooManyRequests)
-                | Failure::WatchRefused(ApiError::TooManyRequests)
-                | Failure::ErrorEvent(ApiError::TooManyRequests)
-                | Failure::ListBroke
-                | Failure::WatchBroke
-        )
+        match self {
+            Failure::ListFailed(e) | Failure::WatchRefused(e) | Failure::ErrorEvent(e) => e.retry_after(),
+            Failure::ListBroke | Failure::WatchBroke => true,
+            Failure::ShortWatch | Failure::Undecodable => false,
+        }
     }
 }
 

@@ -18,6 +18,28 @@ The first failure of each property is shrunk and written to --out. --shard K/N r
 every Nth seed from the Kth (1-based), so N machines can share a campaign. The output is the same bytes
 for the same arguments; timings go to stderr.
 
+fault kinds (--fault-kinds; each seed draws its own mix):
+  disconnect        a connection breaks
+  server-timeout    the server ends a watch at its timeout (A9)
+  429               a request, or an open watch, gets 429 TooManyRequests, Retry-After: 1
+  500               a request, or an open watch, gets 500 InternalError
+  refused           a connection is refused
+  cache-eviction    a watch cache drops its oldest event (A5)
+  cache-relist      a watch cache relists from etcd and closes its watches (A5)
+  server-restart    an API server restarts
+  pause-cluster     a cluster of the client manager becomes unreachable (seed 004)
+  silent-death      a connection dies silently, half-open (A9)
+  slow-progress     a streaming list's wait for a fresh cache runs out (A12)
+  garbled-line      a watch line arrives that does not decode (clients on the wire)
+  slow-consumer     a client's consumer falls behind its reflector (C7)
+  401 403 404 422   a request gets that status: a token expired, an RBAC change, the resource no
+                    longer served, options that do not validate (A15)
+  410               a WATCH gets 410 Expired as a status, before its stream opens (A15)
+  503               a request gets 503 ServiceUnavailable with no Retry-After (A15)
+  503-retry-after   a request gets 503 ServiceUnavailable with Retry-After: 1 (A15)
+  504               a request gets 504 Timeout with no cause: not A2's too-large RV (A15)
+  truncated         a LIST gets a 200 whose body ends early (A15)
+
 exit status: 0 every seed passes, 1 a seed fails, 2 bad arguments or a trace that cannot be written.";
 
 pub(crate) fn whole(v: &str) -> Result<u64, String> {
@@ -148,4 +170,24 @@ pub fn simulate(args: &SimulateArgs) -> Result<i32, UsageError> {
     }
     eprintln!("{}", campaign::timing(&summary));
     Ok(if summary.failures.is_empty() { 0 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_help_names_every_fault_kind() {
+        let listed = SIMULATE_HELP.split("fault kinds (").nth(1).expect("a fault kinds section");
+        for kind in FaultKind::ALL {
+            // Each line names its kinds before the first run of two spaces.
+            let named = listed.lines().any(|l| {
+                l.trim_start()
+                    .split("  ")
+                    .next()
+                    .is_some_and(|names| names.split(' ').any(|w| w == kind.name()))
+            });
+            assert!(named, "simulate --help does not list the fault kind {}", kind.name());
+        }
+    }
 }

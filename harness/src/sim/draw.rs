@@ -86,7 +86,7 @@ pub struct Draw {
     pub seed: u64,
     pub config: Config,
     /// Weight of each step kind (index: non-fault kinds, then fault kinds); 0 for fault kinds off.
-    weights: [u32; 24],
+    weights: [u32; NON_FAULT.len() + FaultKind::ALL.len()],
     /// Per API server: whether server faults (eviction, cache relist, restart) may hit it. Swarm over
     /// targets: a server that never relists keeps its cache's RV where the watched writes left it.
     fault_targets: [bool; 8],
@@ -183,13 +183,14 @@ impl Draw {
             .chance(1, 3)
             .then(|| ManagerConfig { clusters: rng.between(1, 3), requests: rng.between(1, 4) });
         let mut fault_kinds = FaultKinds::NONE;
-        let mut weights = [0u32; 24];
+        let mut weights = [0u32; NON_FAULT.len() + FaultKind::ALL.len()];
         // Fault kinds added since seeds were first published are drawn from a stream of their own, so
         // that a seed that does not draw them is the run it always was.
         let (first, added) = FaultKind::ALL.split_at(9);
         let (added, later) = added.split_at(1);
         let (streaming_kinds, later) = later.split_at(1);
-        let (wire_kinds, consumer_kinds) = later.split_at(1);
+        let (wire_kinds, later) = later.split_at(1);
+        let (consumer_kinds, status_kinds) = later.split_at(1);
         let mut extra = Rng::new(seed ^ 0xa9a9_5eed_0000_0001);
         let mut added_kinds = FaultKinds::NONE;
         for &kind in added {
@@ -226,6 +227,16 @@ impl Draw {
             if slow_consumer.chance(1, 3) {
                 added_kinds = added_kinds.with(kind);
                 weights[StepKind::Fault(kind).index()] = 1 << slow_consumer.below(6);
+            }
+        }
+        // A15: a third of the seeds meet a server (or a proxy in front of it) that answers requests
+        // with statuses: each of the kinds by a coin, from a stream of their own.
+        let mut statuses = Rng::new(seed ^ 0x57a7_05e5_0000_0005);
+        let drew_statuses = statuses.chance(1, 3);
+        for &kind in status_kinds.iter().filter(|_| drew_statuses) {
+            if statuses.chance(1, 2) {
+                added_kinds = added_kinds.with(kind);
+                weights[StepKind::Fault(kind).index()] = 1 << statuses.below(6);
             }
         }
         for &kind in first {
@@ -306,6 +317,11 @@ impl Draw {
         // A wire fault needs a budget of its own where the seed drew no other fault.
         if config.fault_kinds.has(FaultKind::GarbledLine) && config.faults == 0 {
             config.faults = over_the_wire.between(1, 4);
+        }
+        // So does a status, drawn from its own stream.
+        let drew_a_status = status_kinds.iter().any(|k| config.fault_kinds.has(*k));
+        if drew_a_status && config.faults == 0 {
+            config.faults = statuses.between(1, 4);
         }
         // A slow consumer brings a budget of its own, so that the seed's other faults keep theirs.
         if config.fault_kinds.has(FaultKind::SlowConsumer) {

@@ -647,3 +647,33 @@ func TestHoldRefused(t *testing.T) {
 		t.Fatalf("hold outside mode fifo: %s", r)
 	}
 }
+
+// A15 on a LIST, as client-go meets them (C11): a 503 with Retry-After is the REST client's to wait
+// out and send again; a 503 without it, a 401 and a body cut short are the reflector's to back off from.
+func TestStatusesOnAList(t *testing.T) {
+	p := spawn(t, false)
+	r := p.do(start(1, 1))
+	r = p.do(m{"cmd": "respond", "status": 503, "body": status(503, "ServiceUnavailable", "the server is currently unable to handle the request"), "retry_after": 1})
+	expect(t, r.Timer != nil && r.Timer.Kind == "backoff" && r.Timer.AfterMs == 1000, "a 503 waits its Retry-After", r)
+	r = p.do(fire(r))
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == firstList, "the same LIST again", r)
+	for _, answer := range []m{
+		{"cmd": "respond", "status": 503, "body": status(503, "ServiceUnavailable", "the server is currently unable to handle the request"), "retry_after": nil},
+		{"cmd": "respond", "status": 401, "body": status(401, "Unauthorized", "Unauthorized"), "retry_after": nil},
+		{"cmd": "cut", "status": 200, "body": `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"`, "length": 4096},
+	} {
+		r = p.do(answer)
+		expect(t, r.Timer != nil && r.Timer.Kind == "backoff" && r.Timer.AfterMs >= 800,
+			fmt.Sprintf("the reflector's backoff after %v", answer["status"]), r)
+		r = p.do(fire(r))
+		expect(t, len(sends(r)) == 1, "the next LIST", r)
+	}
+	r = p.do(list(5, "", cm("a", 2, 2, 1)))
+	expect(t, r.Synced, "synced once a LIST is answered whole", r)
+}
+
+func TestCutNeedsALongerLength(t *testing.T) {
+	if _, err := parse([]byte(`{"cmd":"cut","status":200,"body":"abc","length":3}`)); err == nil {
+		t.Fatal("a cut whose length does not exceed its body was accepted")
+	}
+}

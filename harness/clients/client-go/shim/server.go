@@ -28,6 +28,7 @@ type command struct {
 	Status     int     `json:"status"`
 	Body       string  `json:"body"`
 	RetryAfter *uint64 `json:"retry_after"`
+	Length     int64   `json:"length"`
 	Data       string  `json:"data"`
 	Ms         float64 `json:"ms"`
 }
@@ -53,6 +54,13 @@ func parse(line []byte) (command, error) {
 	case "respond":
 		if c.Status < 100 || c.Status > 599 {
 			return c, fmt.Errorf("respond: status %d is not an HTTP status", c.Status)
+		}
+	case "cut":
+		if c.Status < 100 || c.Status > 599 {
+			return c, fmt.Errorf("cut: status %d is not an HTTP status", c.Status)
+		}
+		if c.Length <= int64(len(c.Body)) {
+			return c, fmt.Errorf("cut: length %d does not exceed the %d bytes sent", c.Length, len(c.Body))
 		}
 	case "fire", "advance":
 		if c.Ms < 0 {

@@ -484,6 +484,8 @@ func (s *session) apply(c command) []effect {
 	switch c.Cmd {
 	case "respond":
 		s.respond(c.Status, c.Body, c.RetryAfter)
+	case "cut":
+		s.cut(c.Status, c.Body, c.Length)
 	case "open":
 		s.open()
 	case "line":

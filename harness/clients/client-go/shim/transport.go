@@ -57,11 +57,13 @@ type rtResult struct {
 
 // body is a response body fed by the harness. All its fields are guarded by the session's mutex.
 type body struct {
-	s      *session
-	c      *conn
-	queue  []chunk
-	pos    int
-	ended  bool  // EOF once the queue is read
+	s     *session
+	c     *conn
+	queue []chunk
+	pos   int
+	ended bool // EOF once the queue is read
+	// endErr, if set, is what the read after the queue returns instead of EOF (a body cut short).
+	endErr error
 	broken error // returned by the next Read (the queue was dropped)
 	// endRead: the client has read the end (EOF or the error).
 	endRead bool
@@ -169,7 +171,11 @@ func (b *body) Read(p []byte) (int, error) {
 			return n, nil
 		case b.ended:
 			b.endRead = true
+			err := b.endErr
 			s.mu.Unlock()
+			if err != nil {
+				return 0, err
+			}
 			return 0, io.EOF
 		}
 		s.mu.Unlock()
@@ -268,6 +274,24 @@ func (s *session) respond(status int, text string, retryAfter *uint64) {
 	b.ended = true
 	c.answered = true
 	c.resp <- rtResult{resp: s.newResponse(c, status, h, b, int64(len(text)))}
+	s.endConn(c, false)
+}
+
+// cut answers the pending request with headers promising length bytes and the first of them, text;
+// then the connection breaks: the read after them fails with io.ErrUnexpectedEOF, as net/http's
+// reads of a body shorter than its Content-Length do. Called with s.mu held.
+func (s *session) cut(status int, text string, length int64) {
+	c := s.pending()
+	if c == nil {
+		return
+	}
+	h := http.Header{"Content-Type": []string{"application/json"}}
+	b := s.newBody(c)
+	b.queue = append(b.queue, chunk{data: []byte(text), line: -1})
+	b.ended = true
+	b.endErr = io.ErrUnexpectedEOF
+	c.answered = true
+	c.resp <- rtResult{resp: s.newResponse(c, status, h, b, length)}
 	s.endConn(c, false)
 }
 

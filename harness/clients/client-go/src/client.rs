@@ -200,6 +200,12 @@ fn command_of(op: Http) -> Value {
         Http::End => json!({"cmd": "end"}),
         Http::Reset => json!({"cmd": "break"}),
         Http::Refuse => json!({"cmd": "refuse"}),
+        Http::Cut { status, body, length } => json!({
+            "cmd": "cut",
+            "status": status,
+            "body": String::from_utf8_lossy(&body),
+            "length": length,
+        }),
     }
 }
 

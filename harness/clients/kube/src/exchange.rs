@@ -140,6 +140,7 @@ impl Exchange {
             Http::End => self.finish(),
             Http::Reset => self.broken(),
             Http::Refuse => self.fail(io::ErrorKind::ConnectionRefused),
+            Http::Cut { status, body, length } => self.cut(status, body, length),
         }
     }
 
@@ -174,6 +175,23 @@ impl Exchange {
             return;
         };
         let _ = reply.send(Ok(whole_response(Some(open.id), status, body, retry_after)));
+        self.finish();
+    }
+
+    /// The headers and the first bytes of a body; then the connection breaks (A15).
+    fn cut(&mut self, status: u16, body: Vec<u8>, length: u64) {
+        let Some(open) = self.open.as_mut().filter(|o| !o.over) else { return };
+        let Some(reply) = open.reply.take() else {
+            self.broken();
+            return;
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let _ = tx.send(Chunk { bytes: Ok(Bytes::from(body)), event: None });
+        let _ = tx.send(Chunk { bytes: Err(io::ErrorKind::UnexpectedEof), event: None });
+        let mut r = Response::new(WireBody { id: Some(open.id), rx, shared: None });
+        *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+        r.headers_mut().insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(length));
+        let _ = reply.send(Ok(r));
         self.finish();
     }
 

@@ -27,6 +27,9 @@ pub enum Http {
     Reset,
     /// The connection is refused: the waiting request fails with a transport error.
     Refuse,
+    /// The waiting request gets its headers (`status`, a `Content-Length` of `length`) and the first
+    /// bytes of the body, `body`; then the connection breaks before the rest (A15).
+    Cut { status: u16, body: Vec<u8>, length: u64 },
 }
 
 /// What `input` does on the wire, in order.
@@ -62,10 +65,14 @@ fn refusal(e: ApiError) -> Http {
     match e {
         ApiError::ConnectionRefused => Http::Refuse,
         ApiError::Disconnected => Http::Reset,
+        ApiError::Truncated => {
+            let (body, length) = response::truncated_list();
+            Http::Cut { status: 200, body, length }
+        }
         e => {
-            let (status, reason, message) = response::status_of(e);
-            let retry_after = (e == ApiError::TooManyRequests).then_some(1);
-            Http::Respond { status, body: response::status_body(status, reason, message), retry_after }
+            let status = response::status_of(e).0;
+            let retry_after = e.retry_after().then_some(1);
+            Http::Respond { status, body: response::error_json(e).to_string().into_bytes(), retry_after }
         }
     }
 }
@@ -87,6 +94,12 @@ mod tests {
         let ops = of_message(&Message::List(Err(ApiError::Expired)));
         assert!(matches!(&ops[..], [Http::Respond { status: 410, retry_after: None, .. }]));
         assert_eq!(of_message(&Message::List(Err(ApiError::ConnectionRefused))), vec![Http::Refuse]);
+        let ops = of_message(&Message::WatchRefused(ApiError::UnavailableRetryAfter));
+        assert!(matches!(&ops[..], [Http::Respond { status: 503, retry_after: Some(1), .. }]));
+        let ops = of_message(&Message::WatchRefused(ApiError::Unavailable));
+        assert!(matches!(&ops[..], [Http::Respond { status: 503, retry_after: None, .. }]));
+        let ops = of_message(&Message::List(Err(ApiError::Truncated)));
+        assert!(matches!(&ops[..], [Http::Cut { status: 200, .. }]));
     }
 
     #[test]
