@@ -83,6 +83,15 @@ impl Request {
         matches!(self, Request::List { .. } | Request::ListPage { .. })
     }
 
+    /// A WATCH from an RV a server may find too old (A4): a plain WATCH from RV X, or a streaming
+    /// list NotOlderThan X. A WATCH from `rv=""`/`"0"` asks for no history, so it cannot get 410.
+    pub fn watches_history(&self) -> bool {
+        matches!(
+            self,
+            Request::Watch { from: WatchFrom::Rv(_), .. } | Request::WatchList { rv: ListRv::NotOlderThan(_), .. }
+        )
+    }
+
     /// A WATCH that starts with the state as synthetic events (A12), not from an RV.
     pub fn sends_initial_events(&self) -> bool {
         matches!(self, Request::WatchList { .. })

@@ -317,11 +317,12 @@ impl<C: Client> System<C> {
                         }
                     }
                     // A15: the statuses a server or a proxy in front of it answers with. A 410 as a status
-                    // answers a WATCH only (a LIST's 410 is A2's, from the store); a body cut short, a
-                    // LIST only (a WATCH's is a broken stream: a disconnect).
+                    // answers only a WATCH from an RV (A4: a LIST's 410 is A2's, from the store, and a
+                    // WATCH that asks for no history cannot be too old); a body cut short, a LIST only
+                    // (a WATCH's is a broken stream: a disconnect).
                     for (kind, error) in FaultKind::STATUSES {
                         let fits = match error {
-                            ApiError::Expired => !conn.request.is_list(),
+                            ApiError::Expired => conn.request.watches_history(),
                             ApiError::Truncated => conn.request.is_list(),
                             _ => true,
                         };
