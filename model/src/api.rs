@@ -88,7 +88,8 @@ impl Request {
     pub fn watches_history(&self) -> bool {
         matches!(
             self,
-            Request::Watch { from: WatchFrom::Rv(_), .. } | Request::WatchList { rv: ListRv::NotOlderThan(_), .. }
+            Request::Watch { from: WatchFrom::Rv(_), .. }
+                | Request::WatchList { rv: ListRv::NotOlderThan(_), .. }
         )
     }
 

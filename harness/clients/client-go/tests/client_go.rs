@@ -201,7 +201,9 @@ fn a_program_that_dies_mid_run_is_an_error_naming_the_step() {
 /// (`corpus/client-go/`): PR #89652, a client-side timeout that ends a watch relists on v0.18.1 and
 /// re-watches on v0.18.2; PR #115620, v0.26.3 leaks an object whose ADD was still queued when the relist
 /// no longer had it, and v0.26.4's cache stays right; PR #87795, v0.17.17 relists every second while the
-/// server fails every LIST, and v0.18.0 doubles its backoff. As for the corpus's correct reflector, a step the
+/// server fails every LIST, and v0.18.0 doubles its backoff; PR #136824, the other way round: v0.36.6's
+/// backoff starts again at 800 ms two minutes after it last did, although every LIST since failed, where
+/// v0.35.10 keeps doubling. As for the corpus's correct reflector, a step the
 /// fixed release does not enable where it stands is skipped (v0.18.2 has no backoff to wait out).
 #[test]
 fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
@@ -220,6 +222,7 @@ fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
             Property::NoResurrectedDelete,
             "client-go-fifo@v0.26.4",
         ),
+        ("v0.36.6.backoff.pr-136824.json", Property::Backoff, "client-go-no-watchlist@v0.35.10"),
     ];
     for (file, property, fixed) in pairs {
         let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../corpus/client-go").join(file);
