@@ -116,6 +116,12 @@ pub trait Client: fmt::Debug {
     fn gone(&self) -> Option<String> {
         None
     }
+    /// The properties this client cannot be judged by, each with why (a property's name as the
+    /// properties crate spells it): what it does not show at all, such as notifications where it has no
+    /// handlers. A report names them as not judged rather than passing them silently.
+    fn not_judged(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
     /// The RV the client claims to have seen everything up to.
     fn resource_version(&self) -> Rev;
     /// Whether it has been informed by one full list (C8).

@@ -7,6 +7,9 @@ use crate::property::{Property, Violation};
 
 /// The violation of `property` in this state, if any: the one the history showed, or the state's.
 pub fn violation(property: Property, obs: &impl Observations, monitor: &Monitor) -> Option<Violation> {
+    if !monitor.judges(property) {
+        return None;
+    }
     if let Some(v) = monitor.found(property) {
         return Some(v.clone());
     }
@@ -15,7 +18,7 @@ pub fn violation(property: Property, obs: &impl Observations, monitor: &Monitor)
 
 /// Whether `property`'s witness is reached in this state.
 pub fn witnessed(property: Property, obs: &impl Observations, monitor: &Monitor) -> bool {
-    monitor.guarantees.witnessed(property, obs, &monitor.history)
+    monitor.judges(property) && monitor.guarantees.witnessed(property, obs, &monitor.history)
 }
 
 /// The first property violated in this state, in catalogue order.

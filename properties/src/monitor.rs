@@ -23,6 +23,9 @@ pub struct Monitor {
     /// The first violation of each other property found after it, in the order found: a run that goes
     /// on after its first violation reports every property it breaks.
     pub later: Vec<Violation>,
+    /// The properties the clients cannot be judged by ([`Observations::not_judged`]): never found
+    /// broken, never witnessed.
+    pub not_judged: Vec<Property>,
 }
 
 impl Monitor {
@@ -33,6 +36,7 @@ impl Monitor {
             guarantees: States::default(),
             violation: None,
             later: Vec::new(),
+            not_judged: obs.not_judged().into_iter().map(|(p, _)| p).collect(),
         };
         m.observe(obs, seen);
         m
@@ -57,6 +61,11 @@ impl Monitor {
         self.keep(found);
     }
 
+    /// Whether `property` judges these clients.
+    pub fn judges(&self, property: Property) -> bool {
+        !self.not_judged.contains(&property)
+    }
+
     /// The first violation of `property` this history showed, if any.
     pub fn found(&self, property: Property) -> Option<&Violation> {
         self.violation.iter().chain(&self.later).find(|v| v.property == property)
@@ -69,7 +78,7 @@ impl Monitor {
     }
 
     fn keep(&mut self, found: Option<Violation>) {
-        let Some(found) = found else { return };
+        let Some(found) = found.filter(|f| self.judges(f.property)) else { return };
         if self.violation.is_none() {
             self.violation = Some(found);
         } else if self.found(found.property).is_none() {

@@ -11,6 +11,8 @@ use litemap::LiteMap;
 use listwatch_model::store::Store;
 use listwatch_model::{Client, ClientId, ClientView, Key, Object, Rev, System};
 
+use crate::property::Property;
+
 /// The store's ground truth: every write to the watched resource, including what compaction hid.
 pub trait Truth {
     /// The current revision.
@@ -87,6 +89,11 @@ pub trait Observations {
     fn client_ids(&self) -> std::iter::Map<std::ops::Range<u8>, fn(u8) -> ClientId> {
         (0..self.clients()).map(ClientId as fn(u8) -> ClientId)
     }
+
+    /// The properties the clients cannot be judged by ([`Client::not_judged`]), each with why.
+    fn not_judged(&self) -> Vec<(Property, &'static str)> {
+        Vec::new()
+    }
 }
 
 impl<C: Client> Observations for System<C> {
@@ -102,6 +109,20 @@ impl<C: Client> Observations for System<C> {
 
     fn truth(&self) -> &Store {
         self.store()
+    }
+
+    fn not_judged(&self) -> Vec<(Property, &'static str)> {
+        let mut out: Vec<(Property, &'static str)> = Vec::new();
+        for c in System::client_ids(self) {
+            for (name, why) in self.client(c).not_judged() {
+                let p = Property::ALL.into_iter().find(|p| p.name() == *name);
+                let p = p.unwrap_or_else(|| panic!("{c} names no property: {name}"));
+                if out.iter().all(|(q, _)| *q != p) {
+                    out.push((p, why));
+                }
+            }
+        }
+        out
     }
 
     fn environment(&self) -> Environment {

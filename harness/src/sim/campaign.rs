@@ -70,6 +70,8 @@ pub struct Summary {
     pub tally: Tally,
     pub failures: Vec<Failure>,
     pub seconds: f64,
+    /// The properties the campaign's client cannot be judged by, each with why.
+    pub not_judged: Vec<(Property, &'static str)>,
 }
 
 /// Run a campaign with the clients `k` makes; `Err` when a shrunk trace cannot be written, or a client's
@@ -87,6 +89,7 @@ pub fn run<K: Clients>(c: &Campaign, k: &K) -> Result<Summary, String> {
         let run = run_seed_in(k, seed, c.flaws, c.narrowing, c.steps, c.heal_limit());
         summary.seeds_run += 1;
         summary.tally.add(&run.tally);
+        summary.not_judged.clone_from(&run.not_judged);
         let (what, detail) = match &run.end {
             End::Rest => (None, String::new()),
             End::Broke(v) => (Some(v.property.name().to_string()), v.to_string()),
@@ -209,11 +212,23 @@ pub fn text(c: &Campaign, s: &Summary) -> String {
         thousands(t.streaming_lists),
         thousands(t.watches)
     ));
-    out.push_str(&format!(
-        "  properties       all {} judged after every step; seeds reaching each witness:\n",
-        Property::COUNT
-    ));
-    for p in Property::ALL {
+    if s.not_judged.is_empty() {
+        out.push_str(&format!(
+            "  properties       all {} judged after every step; seeds reaching each witness:\n",
+            Property::COUNT
+        ));
+    } else {
+        out.push_str(&format!(
+            "  properties       {} of {} judged after every step; not judged:\n",
+            Property::COUNT - s.not_judged.len(),
+            Property::COUNT
+        ));
+        for (p, why) in &s.not_judged {
+            out.push_str(&format!("    {:<30} {why}\n", p.name()));
+        }
+        out.push_str("  seeds reaching each witness of a property judged:\n");
+    }
+    for p in Property::ALL.into_iter().filter(|p| s.not_judged.iter().all(|(q, _)| q != p)) {
         out.push_str(&format!("    {:<30} {}\n", p.name(), thousands(t.witnessed[p as usize])));
     }
     if s.failures.is_empty() {
@@ -321,6 +336,12 @@ pub fn json(c: &Campaign, s: &Summary) -> String {
         "seeds_breaking": breaking(s).into_iter().map(|(k, n)| (k, n.into())).collect::<serde_json::Map<_, _>>(),
         "failures": failures,
     });
+    let mut value = value;
+    if !s.not_judged.is_empty() {
+        let why: serde_json::Map<String, serde_json::Value> =
+            s.not_judged.iter().map(|(p, why)| (p.name().to_string(), (*why).into())).collect();
+        value["not_judged"] = why.into();
+    }
     serde_json::to_string_pretty(&value).unwrap_or_default()
 }
 

@@ -3,7 +3,9 @@
 //! the exhaustive checker.
 
 use listwatch_model::{Action, Client, Clients, FaultKind, ModelReflector, Observed, System};
-use listwatch_properties::{first_violation, violation, witnessed, Monitor, Property, Violation};
+use listwatch_properties::{
+    first_violation, violation, witnessed, Monitor, Observations, Property, Violation,
+};
 
 use super::draw::{Draw, Narrowing};
 use super::rng::Rng;
@@ -70,6 +72,8 @@ pub struct Run {
     /// and heal phases, so that one frequent finding hides no other.
     pub broken: Vec<(Violation, usize)>,
     pub tally: Tally,
+    /// The properties the clients cannot be judged by, each with why ([`Client::not_judged`]).
+    pub not_judged: Vec<(Property, &'static str)>,
 }
 
 /// Run one seed for `safety_steps` steps of the safety phase, then heal for at most `heal_limit`.
@@ -102,6 +106,7 @@ pub fn run_seed_in<K: Clients>(
     let config = draw.config;
     let (mut sys, seen) = System::start_with(config, |id| clients.make(&config, seed, id));
     let mut monitor = Monitor::new(&sys, &seen);
+    let not_judged = sys.not_judged();
     let mut runner = Runner {
         draw: &draw,
         actions: Vec::new(),
@@ -112,7 +117,7 @@ pub fn run_seed_in<K: Clients>(
     runner.count(&seen);
     if let Some(why) = sys.gone() {
         let (tally, end) = (runner.tally, End::Gone(format!("at the start: {why}")));
-        return Run { draw, actions: Vec::new(), end, broken: Vec::new(), tally };
+        return Run { draw, actions: Vec::new(), end, broken: Vec::new(), tally, not_judged };
     }
     // The state the heal step leaves is judged like any other.
     let end = runner
@@ -128,7 +133,7 @@ pub fn run_seed_in<K: Clients>(
         }
         (end, None) => end,
     };
-    Run { draw, actions, end, broken, tally }
+    Run { draw, actions, end, broken, tally, not_judged }
 }
 
 struct Runner<'a> {

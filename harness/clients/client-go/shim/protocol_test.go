@@ -677,3 +677,18 @@ func TestCutNeedsALongerLength(t *testing.T) {
 		t.Fatal("a cut whose length does not exceed its body was accepted")
 	}
 }
+
+// TestBareReflector: mode reflector, a Reflector into a Store with no informer. Its LIST and events
+// reach the store, it claims their RV, and it tells nobody: no notifications, never synced.
+func TestBareReflector(t *testing.T) {
+	p := spawn(t, false)
+	r := p.do(m{"cmd": "start", "seed": 1, "waiters": 0, "page_size": 0, "timeout_ms": 0, "mode": "reflector"})
+	expect(t, len(sends(r)) == 1 && !strings.Contains(sends(r)[0], "watch=true"), "a LIST first", r)
+	r = p.do(list(5, "", cm("a", 2, 2, 1), cm("b", 4, 4, 1)))
+	notified := func(r replyT) bool { return has(kinds(r), "add") || has(kinds(r), "update") || has(kinds(r), "delete") }
+	expect(t, r.RV == "5" && len(r.Cache) == 2 && !r.Synced && !notified(r),
+		"the store holds the list, with no notification and no sync", r)
+	expect(t, len(sends(r)) == 1 && strings.Contains(sends(r)[0], "watch=true"), "then a WATCH", r)
+	r = p.do(event("DELETED", cm("a", 2, 6, 1)))
+	expect(t, r.RV == "6" && len(r.Cache) == 1 && !notified(r), "DELETED a reaches the store", r)
+}

@@ -48,8 +48,8 @@ func parse(line []byte) (command, error) {
 		if c.Waiters < 0 || c.PageSize < 0 {
 			return c, errors.New("start: waiters and page_size must not be negative")
 		}
-		if c.Mode != "" && c.Mode != "informer" && c.Mode != "retrywatcher" && c.Mode != "fifo" {
-			return c, fmt.Errorf("start: mode %q is not informer, retrywatcher or fifo", c.Mode)
+		if c.Mode != "" && c.Mode != "informer" && c.Mode != "retrywatcher" && c.Mode != "fifo" && c.Mode != "reflector" {
+			return c, fmt.Errorf("start: mode %q is not informer, retrywatcher, fifo or reflector", c.Mode)
 		}
 	case "respond":
 		if c.Status < 100 || c.Status > 599 {

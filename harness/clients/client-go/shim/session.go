@@ -210,6 +210,10 @@ func (s *session) begin(c command) error {
 		s.beginFifo(lw, c.Waiters, s.handler())
 		return nil
 	}
+	if c.Mode == "reflector" {
+		s.beginReflector(lw)
+		return nil
+	}
 	informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resyncPeriod, cache.Indexers{})
 	s.view = informer
 	h := s.handler()

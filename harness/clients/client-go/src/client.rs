@@ -235,14 +235,16 @@ impl Client for ClientGoClient {
         let mode = match self.config.lists {
             crate::config::Lists::RetryWatcher => "retrywatcher",
             crate::config::Lists::Fifo => "fifo",
+            crate::config::Lists::Reflector => "reflector",
             _ => "informer",
         };
         self.command(json!({
             "cmd": "start",
             "mode": mode,
             "seed": self.seed,
-            // A RetryWatcher has no list to sync from, and nobody waits for it to.
-            "waiters": if retry { 0 } else { self.config.waiters },
+            // A RetryWatcher has no list to sync from, and nobody waits for it to; nor for a bare
+            // Reflector, which has nothing to wait on.
+            "waiters": if retry || self.config.lists == crate::config::Lists::Reflector { 0 } else { self.config.waiters },
             "page_size": self.config.shim_page_size(),
             "timeout_ms": self.config.timeout_secs.map_or(0, |t| u64::from(t) * 1000),
         }));
@@ -330,6 +332,10 @@ impl Client for ClientGoClient {
 
     fn has_synced(&self) -> bool {
         !self.ready.is_empty() && self.ready.iter().all(|r| *r)
+    }
+
+    fn not_judged(&self) -> &'static [(&'static str, &'static str)] {
+        self.config.lists.not_judged()
     }
 
     fn cache(&self) -> &Cache {

@@ -30,6 +30,23 @@ pub enum Lists {
     /// harness can hold it between two pops (a slow handler with a backlog): the release's defaults
     /// otherwise.
     Fifo,
+    /// No informer: a bare `cache.Reflector` into a `cache.Store` (`NewReflector` and `Run`), as code
+    /// that keeps a cache of its own builds it: no DeltaFIFO, no handlers, nothing that says it has
+    /// listed. Its cache, RV and requests are judged; readiness and notifications cannot be.
+    Reflector,
+}
+
+impl Lists {
+    /// The properties a configuration cannot be judged by, each with why.
+    pub fn not_judged(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Lists::Reflector => &[
+                ("notifications-match-cache", "a bare Reflector into a Store has no handlers to notify"),
+                ("ready-means-listed", "a bare Reflector has no HasSynced: nothing says it has listed"),
+            ],
+            _ => &[],
+        }
+    }
 }
 
 /// One named configuration.
@@ -84,6 +101,11 @@ impl ClientGo {
                 "client-go-fifo",
                 Lists::Fifo,
                 "a controller over a DeltaFIFO and an indexer (cache.New), its consumer held between pops at times",
+            ),
+            named(
+                "client-go-reflector",
+                Lists::Reflector,
+                "a bare Reflector into a Store (cache.NewReflector, Run): no informer, no handlers",
             ),
             named(
                 "client-go-retrywatcher",
@@ -164,12 +186,13 @@ impl ClientGo {
     }
 
     /// `KUBE_FEATURE_WatchListClient` for this configuration: unset for the release's defaults and for
-    /// the DeltaFIFO controller, which keeps them (on
+    /// the DeltaFIFO controller and the bare Reflector, which keep them (on
     /// since v0.35, off from v0.31, absent before), `false` where the configuration turns it off and
     /// the release has the gate (v0.31 and later).
     pub fn watch_list_gate(&self) -> Option<&'static str> {
         let has_gate = self.minor() >= 31;
-        (!matches!(self.lists, Lists::Defaults | Lists::Fifo) && has_gate).then_some("false")
+        (!matches!(self.lists, Lists::Defaults | Lists::Fifo | Lists::Reflector) && has_gate)
+            .then_some("false")
     }
 
     /// The release's minor version (`v0.37.2`: 37).
