@@ -692,3 +692,29 @@ func TestBareReflector(t *testing.T) {
 	r = p.do(event("DELETED", cm("a", 2, 6, 1)))
 	expect(t, r.RV == "6" && len(r.Cache) == 1 && !notified(r), "DELETED a reaches the store", r)
 }
+
+// TestTransformTwiceOnAStreamingList: with the strict transform (transform.go), a LIST syncs the
+// informer; a streaming list does not, because the reflector's temporary store transforms each object
+// and the queue's Replace transforms it again (client-go's watchList, read at v0.37.2).
+func TestTransformTwiceOnAStreamingList(t *testing.T) {
+	if !hasSetTransform {
+		t.Skip("this client-go release has no SetTransform (v0.24 and later)")
+	}
+	withTransform := func(seed uint64) m {
+		c := start(seed, 1)
+		c["transform"] = true
+		return c
+	}
+	p := spawn(t, false)
+	r := p.do(withTransform(1))
+	r = p.do(list(5, "", cm("a", 2, 2, 1)))
+	expect(t, r.Synced && len(r.Cache) == 1, "a LIST goes through the transform once and syncs", r)
+	if !watchListGate {
+		return
+	}
+	q := spawn(t, true)
+	r = q.do(withTransform(2))
+	r = q.do(event("ADDED", cm("a", 2, 2, 1)))
+	r = q.do(bookmark(5, true))
+	expect(t, !r.Synced && len(r.Cache) == 0, "the Replace after the bookmark meets transformed objects", r)
+}

@@ -29,6 +29,7 @@ type command struct {
 	Body       string  `json:"body"`
 	RetryAfter *uint64 `json:"retry_after"`
 	Length     int64   `json:"length"`
+	Transform  bool    `json:"transform"`
 	Data       string  `json:"data"`
 	Ms         float64 `json:"ms"`
 }

@@ -216,6 +216,11 @@ func (s *session) begin(c command) error {
 	}
 	informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resyncPeriod, cache.Indexers{})
 	s.view = informer
+	if c.Transform {
+		if err := setTransform(informer, strictTransform); err != nil {
+			return fmt.Errorf("setting the transform: %w", err)
+		}
+	}
 	h := s.handler()
 	err = addEventHandler(informer, cache.ResourceEventHandlerFuncs{
 		AddFunc:    h.added,

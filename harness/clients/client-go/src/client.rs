@@ -238,7 +238,7 @@ impl Client for ClientGoClient {
             crate::config::Lists::Reflector => "reflector",
             _ => "informer",
         };
-        self.command(json!({
+        let mut start = json!({
             "cmd": "start",
             "mode": mode,
             "seed": self.seed,
@@ -247,7 +247,12 @@ impl Client for ClientGoClient {
             "waiters": if retry || self.config.lists == crate::config::Lists::Reflector { 0 } else { self.config.waiters },
             "page_size": self.config.shim_page_size(),
             "timeout_ms": self.config.timeout_secs.map_or(0, |t| u64::from(t) * 1000),
-        }));
+        });
+        // Only when asked for: a program built before the option knew nothing of it.
+        if self.config.transform {
+            start["transform"] = Value::Bool(true);
+        }
+        self.command(start);
         if let Some(e) = &mut self.gone {
             e.push_str(" (is it built? scripts/build-client-go builds it)");
         }

@@ -66,6 +66,10 @@ pub struct ClientGo {
     /// `rest.Config.Timeout`, the HTTP client's timeout, in seconds (`,timeout=30s`); none by default.
     /// It bounds every request, a watch's too: the harness fires it as a timer of the client's.
     pub timeout_secs: Option<u32>,
+    /// `,transform`: the informer's `SetTransform` gets a transform that drops `managedFields` from a
+    /// copy, marks it, and refuses an object it already transformed (client-go documents one
+    /// transform per object for default informers). SharedIndexInformer configurations, v0.24 on.
+    pub transform: bool,
 }
 
 impl ClientGo {
@@ -80,6 +84,7 @@ impl ClientGo {
             page_size: None,
             binary: binary(PINNED),
             timeout_secs: None,
+            transform: false,
         };
         vec![
             named(
@@ -115,7 +120,8 @@ impl ClientGo {
         ]
     }
 
-    /// The configuration a spec names: `NAME[@vX.Y.Z][,waiters=N][,timeout=Ns]` (`listwatch clients`).
+    /// The configuration a spec names: `NAME[@vX.Y.Z][,waiters=N][,timeout=Ns][,transform]`
+    /// (`listwatch clients`).
     /// The release's shim must be built (`scripts/build-client-go vX.Y.Z`).
     pub fn parse(spec: &str) -> Result<ClientGo, String> {
         let mut parts = spec.split(',');
@@ -152,8 +158,23 @@ impl ClientGo {
                         })?,
                     );
                 }
+                None if option == "transform" => {
+                    if !matches!(config.lists, Lists::Defaults | Lists::ListWatch | Lists::Paged) {
+                        return Err(format!(
+                            "{spec:?}: transform is for the SharedIndexInformer configurations"
+                        ));
+                    }
+                    if config.minor() < 24 {
+                        return Err(format!(
+                            "{spec:?}: transform needs client-go v0.24 or later (SetTransform)"
+                        ));
+                    }
+                    config.transform = true;
+                }
                 _ => {
-                    return Err(format!("{spec:?}: unknown option {option:?} (known: waiters=N, timeout=Ns)"))
+                    return Err(format!(
+                        "{spec:?}: unknown option {option:?} (known: waiters=N, timeout=Ns, transform)"
+                    ))
                 }
             }
         }
@@ -181,6 +202,9 @@ impl ClientGo {
         }
         if let Some(t) = self.timeout_secs {
             s.push_str(&format!(",timeout={t}s"));
+        }
+        if self.transform {
+            s.push_str(",transform");
         }
         s
     }
@@ -279,5 +303,19 @@ mod tests {
         for v in ["v0.18.18", "v0.19.5", "v0.20.0", "v0.26.3", "v0.37.2"] {
             assert!(at(v).has_health_check(), "{v}");
         }
+    }
+
+    /// `,transform` is an informer's, from the release that has SetTransform; it spells itself back.
+    #[test]
+    fn transform_is_for_informers_from_v0_24() {
+        let fifo = ClientGo::parse("client-go-fifo,transform").unwrap_err();
+        assert!(fifo.contains("SharedIndexInformer"), "{fifo}");
+        let old = ClientGo::parse("client-go@v0.23.17,transform").unwrap_err();
+        assert!(old.contains("v0.24 or later"), "{old}");
+        let unknown = ClientGo::parse("client-go,transfrom").unwrap_err();
+        assert!(unknown.contains("known: waiters=N, timeout=Ns, transform"), "{unknown}");
+        let spec = ClientGo { transform: true, ..ClientGo::all_named().remove(0) }.spec();
+        assert_eq!(spec, "client-go,transform");
+        assert_eq!(Lists::Reflector.not_judged().len(), 2);
     }
 }
