@@ -693,6 +693,22 @@ func TestBareReflector(t *testing.T) {
 	expect(t, r.RV == "6" && len(r.Cache) == 1 && !notified(r), "DELETED a reaches the store", r)
 }
 
+// TestIndexerInformer: mode indexer-informer, cache.NewIndexerInformer. Its handler runs inside the
+// controller's Pop: a LIST answered whole adds each object to the indexer and tells the handler, and
+// the controller has synced once its queue gave out the list; a DELETED then reaches both.
+func TestIndexerInformer(t *testing.T) {
+	p := spawn(t, false)
+	c := start(1, 1)
+	c["mode"] = "indexer-informer"
+	r := p.do(c)
+	expect(t, len(sends(r)) == 1 && !strings.Contains(sends(r)[0], "watch=true"), "a LIST first", r)
+	r = p.do(list(5, "", cm("a", 2, 2, 1), cm("b", 4, 4, 1)))
+	expect(t, r.RV == "5" && len(r.Cache) == 2 && r.Synced, "the indexer holds the list and the controller synced", r)
+	expect(t, count(kinds(r), "add") == 2, "the handler was told of both objects", r)
+	r = p.do(event("DELETED", cm("a", 2, 6, 1)))
+	expect(t, r.RV == "6" && len(r.Cache) == 1 && has(kinds(r), "delete"), "DELETED a reaches the indexer and the handler", r)
+}
+
 // TestTransformTwiceOnAStreamingList: with the strict transform (transform.go), a LIST syncs the
 // informer; a streaming list does not, because the reflector's temporary store transforms each object
 // and the queue's Replace transforms it again (client-go's watchList, read at v0.37.2).

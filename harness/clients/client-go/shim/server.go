@@ -49,8 +49,10 @@ func parse(line []byte) (command, error) {
 		if c.Waiters < 0 || c.PageSize < 0 {
 			return c, errors.New("start: waiters and page_size must not be negative")
 		}
-		if c.Mode != "" && c.Mode != "informer" && c.Mode != "retrywatcher" && c.Mode != "fifo" && c.Mode != "reflector" {
-			return c, fmt.Errorf("start: mode %q is not informer, retrywatcher, fifo or reflector", c.Mode)
+		switch c.Mode {
+		case "", "informer", "indexer-informer", "retrywatcher", "fifo", "reflector":
+		default:
+			return c, fmt.Errorf("start: mode %q is not informer, indexer-informer, retrywatcher, fifo or reflector", c.Mode)
 		}
 	case "respond":
 		if c.Status < 100 || c.Status > 599 {
@@ -230,8 +232,9 @@ func setup() {
 		// apimachinery's default handlers include a rudimentary backoff that compares the bubble's
 		// fake clock with a real time taken at package init: inside a bubble it sleeps for decades.
 		setErrorHandler()
-		// v0.27–v0.30 turn streaming lists on with this variable instead of the feature gate.
-		os.Unsetenv("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA")
+		// The streaming list's switches (KUBE_FEATURE_WatchListClient from v0.31,
+		// ENABLE_CLIENT_GO_WATCH_LIST_ALPHA in v0.28–v0.30) are left as the harness set them: it
+		// removes both from the environment unless the configuration asks for one.
 	})
 }
 

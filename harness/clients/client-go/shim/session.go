@@ -214,6 +214,10 @@ func (s *session) begin(c command) error {
 		s.beginReflector(lw)
 		return nil
 	}
+	if c.Mode == "indexer-informer" {
+		s.beginIndexerInformer(lw, c.Waiters)
+		return nil
+	}
 	informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resyncPeriod, cache.Indexers{})
 	s.view = informer
 	if c.Transform {

@@ -222,8 +222,7 @@ fn notification(n: &Value) -> Result<Notification, String> {
 
 impl Client for ClientGoClient {
     fn start(&mut self) {
-        let kind =
-            Kind { binary: self.config.binary.clone(), watch_list_gate: self.config.watch_list_gate() };
+        let kind = Kind { binary: self.config.binary.clone(), env: self.config.watch_list_env() };
         match Process::take(&kind) {
             Ok(p) => self.process = Some(p),
             Err(e) => {
@@ -236,6 +235,7 @@ impl Client for ClientGoClient {
             crate::config::Lists::RetryWatcher => "retrywatcher",
             crate::config::Lists::Fifo => "fifo",
             crate::config::Lists::Reflector => "reflector",
+            crate::config::Lists::IndexerInformer => "indexer-informer",
             _ => "informer",
         };
         let mut start = json!({

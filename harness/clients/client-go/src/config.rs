@@ -34,6 +34,16 @@ pub enum Lists {
     /// that keeps a cache of its own builds it: no DeltaFIFO, no handlers, nothing that says it has
     /// listed. Its cache, RV and requests are judged; readiness and notifications cannot be.
     Reflector,
+    /// No SharedIndexInformer: `cache.NewIndexerInformer`, an indexer and the controller that fills it
+    /// with one handler called inside its `Pop`: the non-shared informer of code that needs no
+    /// factory. The release's defaults otherwise.
+    IndexerInformer,
+    /// The SharedIndexInformer with the streaming list (C10) switched on the way the release lets a
+    /// user switch it on: `ENABLE_CLIENT_GO_WATCH_LIST_ALPHA` in v0.28–v0.30 (read by `NewReflector`;
+    /// v0.27 has only the Reflector's `UseWatchList` field, which an informer does not expose), the
+    /// `WatchListClient` feature gate (`KUBE_FEATURE_WatchListClient=true`) from v0.31, where it is
+    /// off by default until v0.35.
+    WatchList,
 }
 
 impl Lists {
@@ -98,6 +108,11 @@ impl ClientGo {
                 "the same with KUBE_FEATURE_WatchListClient=false: LIST from RV 0, then WATCH",
             ),
             named(
+                "client-go-watchlist",
+                Lists::WatchList,
+                "the same with the streaming list switched on as the release allows (v0.28 on): its environment variable, then its gate",
+            ),
+            named(
                 "client-go-paged",
                 Lists::Paged,
                 "LIST + WATCH with every LIST in pages (the world's page size, or 1): continue tokens",
@@ -106,6 +121,11 @@ impl ClientGo {
                 "client-go-fifo",
                 Lists::Fifo,
                 "a controller over a DeltaFIFO and an indexer (cache.New), its consumer held between pops at times",
+            ),
+            named(
+                "client-go-indexer-informer",
+                Lists::IndexerInformer,
+                "cache.NewIndexerInformer: an indexer and its controller, one handler called inside Pop, no factory",
             ),
             named(
                 "client-go-reflector",
@@ -159,7 +179,10 @@ impl ClientGo {
                     );
                 }
                 None if option == "transform" => {
-                    if !matches!(config.lists, Lists::Defaults | Lists::ListWatch | Lists::Paged) {
+                    if !matches!(
+                        config.lists,
+                        Lists::Defaults | Lists::ListWatch | Lists::WatchList | Lists::Paged
+                    ) {
                         return Err(format!(
                             "{spec:?}: transform is for the SharedIndexInformer configurations"
                         ));
@@ -177,6 +200,12 @@ impl ClientGo {
                     ))
                 }
             }
+        }
+        if config.lists == Lists::WatchList && config.minor() < 28 {
+            return Err(format!(
+                "{spec:?}: client-go before v0.28 has no switch for a user to turn the streaming list on \
+                 (ENABLE_CLIENT_GO_WATCH_LIST_ALPHA came with v0.28)"
+            ));
         }
         let bin = &config.binary;
         if !bin.is_file() {
@@ -209,14 +238,22 @@ impl ClientGo {
         s
     }
 
-    /// `KUBE_FEATURE_WatchListClient` for this configuration: unset for the release's defaults and for
-    /// the DeltaFIFO controller and the bare Reflector, which keep them (on
-    /// since v0.35, off from v0.31, absent before), `false` where the configuration turns it off and
-    /// the release has the gate (v0.31 and later).
-    pub fn watch_list_gate(&self) -> Option<&'static str> {
+    /// The environment that switches the release's streaming list as this configuration asks:
+    /// nothing for the release's defaults, the DeltaFIFO controller, the indexer informer and the bare
+    /// Reflector, which keep them (on since v0.35, off from v0.31, absent before);
+    /// `KUBE_FEATURE_WatchListClient=false` where the configuration turns it off and the release has
+    /// the gate (v0.31 and later); for `client-go-watchlist`, `ENABLE_CLIENT_GO_WATCH_LIST_ALPHA=true`
+    /// before v0.31 (read from v0.28) and the gate `true` from v0.31. Whatever is not set here is
+    /// removed from the program's environment.
+    pub fn watch_list_env(&self) -> Vec<(&'static str, &'static str)> {
         let has_gate = self.minor() >= 31;
-        (!matches!(self.lists, Lists::Defaults | Lists::Fifo | Lists::Reflector) && has_gate)
-            .then_some("false")
+        match self.lists {
+            Lists::Defaults | Lists::Fifo | Lists::IndexerInformer | Lists::Reflector => vec![],
+            Lists::WatchList if has_gate => vec![("KUBE_FEATURE_WatchListClient", "true")],
+            Lists::WatchList => vec![("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA", "true")],
+            _ if has_gate => vec![("KUBE_FEATURE_WatchListClient", "false")],
+            _ => vec![],
+        }
     }
 
     /// The release's minor version (`v0.37.2`: 37).
@@ -263,9 +300,15 @@ impl ClientGo {
         });
         let mut out = Vec::new();
         for v in versions {
-            // `-no-watchlist` only where the release has the gate to turn off.
-            let gate = v.split('.').nth(1).and_then(|m| m.parse::<u32>().ok()).is_some_and(|m| m >= 31);
-            for mut c in Self::all_named().into_iter().filter(|c| gate || c.lists != Lists::ListWatch) {
+            let minor = v.split('.').nth(1).and_then(|m| m.parse::<u32>().ok()).unwrap_or(0);
+            // `-no-watchlist` only where the release has the gate to turn off; `-watchlist` where it
+            // has a switch to turn on.
+            let offered = |c: &ClientGo| match c.lists {
+                Lists::ListWatch => minor >= 31,
+                Lists::WatchList => minor >= 28,
+                _ => true,
+            };
+            for mut c in Self::all_named().into_iter().filter(offered) {
                 c.binary = binary(&v);
                 c.version = v.clone();
                 out.push(c);

@@ -26,8 +26,9 @@ const STDERR_LINES: usize = 20;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kind {
     pub binary: PathBuf,
-    /// `KUBE_FEATURE_WatchListClient`, if set.
-    pub watch_list_gate: Option<&'static str>,
+    /// The variables that switch the streaming list, as the configuration sets them
+    /// (`ClientGo::watch_list_env`).
+    pub env: Vec<(&'static str, &'static str)>,
 }
 
 /// A running shim.
@@ -89,11 +90,9 @@ impl Process {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // The release's default unless the configuration sets the gate.
-        command.env_remove("KUBE_FEATURE_WatchListClient");
-        if let Some(gate) = kind.watch_list_gate {
-            command.env("KUBE_FEATURE_WatchListClient", gate);
-        }
+        // The release's default unless the configuration switches the streaming list.
+        command.env_remove("KUBE_FEATURE_WatchListClient").env_remove("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA");
+        command.envs(kind.env.iter().copied());
 
         let mut child = spawn_child(command).map_err(|e| {
             format!("cannot start {} ({e}): run scripts/build-client-go", shown(&kind.binary))

@@ -41,6 +41,12 @@ fn each_configuration_starts_as_client_go_does() {
         "{:?}",
         first_requests("client-go")
     );
+    // NewIndexerInformer's reflector keeps the release's defaults too.
+    assert!(
+        matches!(first_requests("client-go-indexer-informer")[..], [Request::WatchList { .. }]),
+        "{:?}",
+        first_requests("client-go-indexer-informer")
+    );
     // Off: a LIST from RV "0" with client-go's page size of 500, which the watch cache serves whole.
     assert!(
         matches!(first_requests("client-go-no-watchlist")[..], [Request::ListPage { rv: ListRv::Any, .. }]),
@@ -55,6 +61,24 @@ fn each_configuration_starts_as_client_go_does() {
         "{:?}",
         first_requests("client-go-paged")
     );
+}
+
+/// `client-go-watchlist` switches the streaming list on as each release lets a user: through
+/// `ENABLE_CLIENT_GO_WATCH_LIST_ALPHA` in v0.30, through the `WatchListClient` gate (off by default) in
+/// v0.34. Without the switch both releases LIST first.
+#[test]
+fn the_streaming_list_is_switched_on_as_each_release_allows() {
+    for release in ["v0.30.14", "v0.34.13"] {
+        let on = first_requests(&format!("client-go-watchlist@{release}"));
+        assert!(
+            matches!(on[..], [Request::WatchList { rv: ListRv::Consistent, bookmarks: true, .. }]),
+            "{release}: {on:?}"
+        );
+        let off = first_requests(&format!("client-go@{release}"));
+        assert!(matches!(off[..], [Request::ListPage { rv: ListRv::Any, .. }]), "{release}: {off:?}");
+    }
+    let old = ClientGo::parse("client-go-watchlist@v0.27.16").unwrap_err();
+    assert!(old.contains("before v0.28"), "{old}");
 }
 
 #[test]
