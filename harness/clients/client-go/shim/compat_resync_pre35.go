@@ -9,3 +9,7 @@ import "time"
 // returns while a goroutine waits on it. A period no session reaches (200 years of fake time) puts a
 // bubble timer there instead; it never fires, so nothing observable changes.
 const resyncPeriod = 200 * 365 * 24 * time.Hour
+
+// zeroResyncInBubble: a Reflector built with resync period 0 waits on neverExitWatch, which no
+// bubble can see, so tools that fix the period at 0 (NewIndexerInformerWatcher) cannot run here.
+const zeroResyncInBubble = false

@@ -709,6 +709,33 @@ func TestIndexerInformer(t *testing.T) {
 	expect(t, r.RV == "6" && len(r.Cache) == 1 && has(kinds(r), "delete"), "DELETED a reaches the indexer and the handler", r)
 }
 
+// TestInformerWatcher: mode informer-watcher, tools/watch's NewIndexerInformerWatcher. Its consumer
+// learns the list as ADDED events and a delete the watch missed, after a relist, as a plain DELETED.
+func TestInformerWatcher(t *testing.T) {
+	if !zeroResyncInBubble {
+		t.Skip("NewIndexerInformerWatcher runs in a bubble from client-go v0.35 (compat_resync_pre35.go)")
+	}
+	p := spawn(t, false)
+	c := start(1, 1)
+	c["mode"] = "informer-watcher"
+	r := p.do(c)
+	expect(t, len(sends(r)) == 1 && !strings.Contains(sends(r)[0], "watch=true"), "a LIST first", r)
+	r = p.do(list(5, "", cm("a", 2, 2, 1), cm("b", 4, 4, 1)))
+	expect(t, r.RV == "5" && len(r.Cache) == 2 && r.Synced && count(kinds(r), "add") == 2,
+		"the consumer got both objects as ADDED and the informer synced", r)
+	expect(t, len(sends(r)) == 1 && strings.Contains(sends(r)[0], "watch=true"), "then a WATCH", r)
+	r = p.do(fire(r)) // the poll that readies the waiter
+	r = p.do(cmdOnly("open"))
+	r = p.do(event("ERROR", status(410, "Expired", "too old resource version")))
+	r = p.do(fire(r))
+	expect(t, len(sends(r)) == 1 && !strings.Contains(sends(r)[0], "watch=true"), "a 410, a backoff: a relist", r)
+	r = p.do(list(7, "", cm("b", 4, 4, 1)))
+	expect(t, len(r.Cache) == 1 && has(kinds(r), "delete") && !has(kinds(r), "delete-unknown"),
+		"a deleted the watch missed comes out as a plain DELETED", r)
+	r = p.do(cmdOnly("stop"))
+	expect(t, r.Stopped, "the session stops, its consumer with it", r)
+}
+
 // TestTransformTwiceOnAStreamingList: with the strict transform (transform.go), a LIST syncs the
 // informer; a streaming list does not, because the reflector's temporary store transforms each object
 // and the queue's Replace transforms it again (client-go's watchList, read at v0.37.2).

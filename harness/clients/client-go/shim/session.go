@@ -114,6 +114,7 @@ type session struct {
 	// Only the root goroutine touches these.
 	view      view // what client-go shows: the informer, or the RetryWatcher's consumer
 	retry     *retryConsumer
+	closers   []func()   // what else shutdown stops, after the stop channel closes
 	fifo      *heldQueue // the controller's queue, in mode "fifo"
 	stop      chan struct{}
 	waitStart time.Time
@@ -218,6 +219,9 @@ func (s *session) begin(c command) error {
 		s.beginIndexerInformer(lw, c.Waiters)
 		return nil
 	}
+	if c.Mode == "informer-watcher" {
+		return s.beginInformerWatcher(lw, c.Waiters)
+	}
 	informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resyncPeriod, cache.Indexers{})
 	s.view = informer
 	if c.Transform {
@@ -244,6 +248,9 @@ func (s *session) shutdown() {
 	close(s.stop)
 	if s.retry != nil {
 		s.retry.watcher.Stop()
+	}
+	for _, f := range s.closers {
+		f()
 	}
 	s.mu.Lock()
 	close(s.stopped)

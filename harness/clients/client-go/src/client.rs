@@ -236,6 +236,7 @@ impl Client for ClientGoClient {
             crate::config::Lists::Fifo => "fifo",
             crate::config::Lists::Reflector => "reflector",
             crate::config::Lists::IndexerInformer => "indexer-informer",
+            crate::config::Lists::InformerWatcher => "informer-watcher",
             _ => "informer",
         };
         let mut start = json!({

@@ -38,6 +38,13 @@ pub enum Lists {
     /// with one handler called inside its `Pop`: the non-shared informer of code that needs no
     /// factory. The release's defaults otherwise.
     IndexerInformer,
+    /// No informer of the caller's: `tools/watch`'s `NewIndexerInformerWatcher`, on which
+    /// `UntilWithSync` stands: an indexer informer whose handler turns what it is told into watch
+    /// events, read by a consumer that keeps the objects they name (the cache judged), with the
+    /// informer's RV and HasSynced. A relist's delete with final state unknown reaches the consumer as
+    /// a plain DELETED. v0.35 on: before it the informer watcher's reflector (resync period 0, fixed)
+    /// waits on a channel made at package init, which no synctest bubble can see.
+    InformerWatcher,
     /// The SharedIndexInformer with the streaming list (C10) switched on the way the release lets a
     /// user switch it on: `ENABLE_CLIENT_GO_WATCH_LIST_ALPHA` in v0.28–v0.30 (read by `NewReflector`;
     /// v0.27 has only the Reflector's `UseWatchList` field, which an informer does not expose), the
@@ -128,6 +135,11 @@ impl ClientGo {
                 "cache.NewIndexerInformer: an indexer and its controller, one handler called inside Pop, no factory",
             ),
             named(
+                "client-go-informer-watcher",
+                Lists::InformerWatcher,
+                "tools/watch's NewIndexerInformerWatcher (under UntilWithSync): an informer's notifications as a watch that never ends",
+            ),
+            named(
                 "client-go-reflector",
                 Lists::Reflector,
                 "a bare Reflector into a Store (cache.NewReflector, Run): no informer, no handlers",
@@ -207,6 +219,12 @@ impl ClientGo {
                  (ENABLE_CLIENT_GO_WATCH_LIST_ALPHA came with v0.28)"
             ));
         }
+        if config.lists == Lists::InformerWatcher && config.minor() < 35 {
+            return Err(format!(
+                "{spec:?}: runs on client-go v0.35 or later only (before it, NewIndexerInformerWatcher's \
+                 reflector waits on a channel made at package init, which the harness's synctest bubble cannot see)"
+            ));
+        }
         let bin = &config.binary;
         if !bin.is_file() {
             return Err(format!(
@@ -239,8 +257,8 @@ impl ClientGo {
     }
 
     /// The environment that switches the release's streaming list as this configuration asks:
-    /// nothing for the release's defaults, the DeltaFIFO controller, the indexer informer and the bare
-    /// Reflector, which keep them (on since v0.35, off from v0.31, absent before);
+    /// nothing for the release's defaults, the DeltaFIFO controller, the indexer informers and the
+    /// bare Reflector, which keep them (on since v0.35, off from v0.31, absent before);
     /// `KUBE_FEATURE_WatchListClient=false` where the configuration turns it off and the release has
     /// the gate (v0.31 and later); for `client-go-watchlist`, `ENABLE_CLIENT_GO_WATCH_LIST_ALPHA=true`
     /// before v0.31 (read from v0.28) and the gate `true` from v0.31. Whatever is not set here is
@@ -248,7 +266,13 @@ impl ClientGo {
     pub fn watch_list_env(&self) -> Vec<(&'static str, &'static str)> {
         let has_gate = self.minor() >= 31;
         match self.lists {
-            Lists::Defaults | Lists::Fifo | Lists::IndexerInformer | Lists::Reflector => vec![],
+            Lists::Defaults
+            | Lists::Fifo
+            | Lists::IndexerInformer
+            | Lists::InformerWatcher
+            | Lists::Reflector => {
+                vec![]
+            }
             Lists::WatchList if has_gate => vec![("KUBE_FEATURE_WatchListClient", "true")],
             Lists::WatchList => vec![("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA", "true")],
             _ if has_gate => vec![("KUBE_FEATURE_WatchListClient", "false")],
@@ -306,6 +330,7 @@ impl ClientGo {
             let offered = |c: &ClientGo| match c.lists {
                 Lists::ListWatch => minor >= 31,
                 Lists::WatchList => minor >= 28,
+                Lists::InformerWatcher => minor >= 35,
                 _ => true,
             };
             for mut c in Self::all_named().into_iter().filter(offered) {
@@ -360,5 +385,33 @@ mod tests {
         let spec = ClientGo { transform: true, ..ClientGo::all_named().remove(0) }.spec();
         assert_eq!(spec, "client-go,transform");
         assert_eq!(Lists::Reflector.not_judged().len(), 2);
+    }
+
+    /// A configuration the release cannot run is refused with the reason, before any program is
+    /// looked for.
+    #[test]
+    fn configurations_name_the_releases_they_need() {
+        let e = ClientGo::parse("client-go-watchlist@v0.27.16").unwrap_err();
+        assert!(e.contains("before v0.28"), "{e}");
+        let e = ClientGo::parse("client-go-informer-watcher@v0.34.13").unwrap_err();
+        assert!(e.contains("v0.35 or later"), "{e}");
+        let on = |lists, version: &str| ClientGo {
+            lists,
+            version: version.to_string(),
+            ..ClientGo::all_named().remove(0)
+        };
+        assert_eq!(
+            on(Lists::WatchList, "v0.29.15").watch_list_env(),
+            [("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA", "true")]
+        );
+        assert_eq!(
+            on(Lists::WatchList, "v0.33.13").watch_list_env(),
+            [("KUBE_FEATURE_WatchListClient", "true")]
+        );
+        assert_eq!(
+            on(Lists::ListWatch, "v0.33.13").watch_list_env(),
+            [("KUBE_FEATURE_WatchListClient", "false")]
+        );
+        assert!(on(Lists::InformerWatcher, "v0.37.2").watch_list_env().is_empty());
     }
 }

@@ -41,12 +41,15 @@ fn each_configuration_starts_as_client_go_does() {
         "{:?}",
         first_requests("client-go")
     );
-    // NewIndexerInformer's reflector keeps the release's defaults too.
-    assert!(
-        matches!(first_requests("client-go-indexer-informer")[..], [Request::WatchList { .. }]),
-        "{:?}",
-        first_requests("client-go-indexer-informer")
-    );
+    // NewIndexerInformer's reflector keeps the release's defaults too, under the informer watcher as
+    // well.
+    for spec in ["client-go-indexer-informer", "client-go-informer-watcher"] {
+        assert!(
+            matches!(first_requests(spec)[..], [Request::WatchList { .. }]),
+            "{spec}: {:?}",
+            first_requests(spec)
+        );
+    }
     // Off: a LIST from RV "0" with client-go's page size of 500, which the watch cache serves whole.
     assert!(
         matches!(first_requests("client-go-no-watchlist")[..], [Request::ListPage { rv: ListRv::Any, .. }]),

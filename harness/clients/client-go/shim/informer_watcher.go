@@ -1,0 +1,79 @@
+package shim
+
+import (
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+)
+
+// informerWatchConsumer reads tools/watch's NewIndexerInformerWatcher as UntilWithSync and its users
+// do: an informer (NewIndexerInformer) whose handler turns what it is told into watch events, a
+// watch.Interface that never ends while the informer relists underneath. The consumer keeps the
+// objects the events name, as a caller that waits on conditions over them does; that is the cache the
+// harness judges, with the informer's RV and HasSynced. A relist's delete with final state unknown
+// comes out as a plain DELETED of the last object known (the informer watcher unwraps it).
+type informerWatchConsumer struct {
+	controller cache.Controller
+	watcher    watch.Interface
+	store      cache.Store
+}
+
+func (i *informerWatchConsumer) LastSyncResourceVersion() string {
+	return i.controller.LastSyncResourceVersion()
+}
+
+func (i *informerWatchConsumer) HasSynced() bool { return i.controller.HasSynced() }
+
+func (i *informerWatchConsumer) GetStore() cache.Store { return i.store }
+
+// stop stops the watcher, which stops its informer; the bubble waits for the informer's goroutines
+// to end once its requests do.
+func (i *informerWatchConsumer) stop() { i.watcher.Stop() }
+
+// beginInformerWatcher starts NewIndexerInformerWatcher over lw, its consumer, and the waiters on the
+// informer's HasSynced (UntilWithSync waits on it before its precondition).
+func (s *session) beginInformerWatcher(lw *cache.ListWatch, waiters int) error {
+	if !zeroResyncInBubble {
+		return errors.New("mode informer-watcher needs client-go v0.35 or later: before it NewIndexerInformerWatcher's reflector (resync period 0) waits on a channel made at package init, which no synctest bubble can see")
+	}
+	_, controller, w, _ := watchtools.NewIndexerInformerWatcher(lw, &corev1.ConfigMap{})
+	c := &informerWatchConsumer{controller: controller, watcher: w, store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
+	s.view = c
+	s.closers = append(s.closers, c.stop)
+	s.waiting.Add(1)
+	go func() {
+		defer s.waiting.Done()
+		for {
+			// The watcher's channel is never closed (Stop closes only its stop channel), so the
+			// consumer also stops with the caller, as UntilWithoutRetry stops with its context.
+			var ev watch.Event
+			select {
+			case ev = <-w.ResultChan():
+			case <-s.stop:
+				return
+			}
+			cm, ok := ev.Object.(*corev1.ConfigMap)
+			if !ok {
+				continue
+			}
+			old, had, _ := c.store.Get(cm)
+			switch ev.Type {
+			case watch.Added, watch.Modified:
+				_ = c.store.Update(cm)
+				if had {
+					s.notify("update", cm, old)
+				} else {
+					s.notify("add", cm, nil)
+				}
+			case watch.Deleted:
+				_ = c.store.Delete(cm)
+				s.notify("delete", cm, nil)
+			}
+		}
+	}()
+	s.startWaiters(waiters, controller.HasSynced)
+	return nil
+}
