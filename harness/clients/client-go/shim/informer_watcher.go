@@ -55,23 +55,7 @@ func (s *session) beginInformerWatcher(lw *cache.ListWatch, waiters int) error {
 			case <-s.stop:
 				return
 			}
-			cm, ok := ev.Object.(*corev1.ConfigMap)
-			if !ok {
-				continue
-			}
-			old, had, _ := c.store.Get(cm)
-			switch ev.Type {
-			case watch.Added, watch.Modified:
-				_ = c.store.Update(cm)
-				if had {
-					s.notify("update", cm, old)
-				} else {
-					s.notify("add", cm, nil)
-				}
-			case watch.Deleted:
-				_ = c.store.Delete(cm)
-				s.notify("delete", cm, nil)
-			}
+			s.consume(c.store, ev)
 		}
 	}()
 	s.startWaiters(waiters, controller.HasSynced)

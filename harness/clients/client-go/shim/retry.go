@@ -59,28 +59,37 @@ func (s *session) beginRetry(lw *cache.ListWatch) error {
 	go func() {
 		defer s.waiting.Done()
 		for ev := range w.ResultChan() {
-			cm, ok := ev.Object.(*corev1.ConfigMap)
-			if !ok {
-				// An ERROR event: the RetryWatcher gave up, and closes the channel next.
-				continue
+			// An ERROR event (the RetryWatcher gave up, and closes the channel next) is no object.
+			if cm, ok := s.consume(r.store, ev); ok {
+				r.mu.Lock()
+				r.rv = cm.ResourceVersion
+				r.mu.Unlock()
 			}
-			old, had, _ := r.store.Get(cm)
-			switch ev.Type {
-			case watch.Added, watch.Modified:
-				_ = r.store.Update(cm)
-				if had {
-					s.notify("update", cm, old)
-				} else {
-					s.notify("add", cm, nil)
-				}
-			case watch.Deleted:
-				_ = r.store.Delete(cm)
-				s.notify("delete", cm, nil)
-			}
-			r.mu.Lock()
-			r.rv = cm.ResourceVersion
-			r.mu.Unlock()
 		}
 	}()
 	return nil
+}
+
+// consume is a watch consumer's step, for the consumers of tools/watch: an event's object goes into
+// the consumer's store and to the harness as the notification it is to the consumer (an ADDED or
+// MODIFIED of a key it holds is an update from what it held). False for an event with no ConfigMap.
+func (s *session) consume(store cache.Store, ev watch.Event) (*corev1.ConfigMap, bool) {
+	cm, ok := ev.Object.(*corev1.ConfigMap)
+	if !ok {
+		return nil, false
+	}
+	old, had, _ := store.Get(cm)
+	switch ev.Type {
+	case watch.Added, watch.Modified:
+		_ = store.Update(cm)
+		if had {
+			s.notify("update", cm, old)
+		} else {
+			s.notify("add", cm, nil)
+		}
+	case watch.Deleted:
+		_ = store.Delete(cm)
+		s.notify("delete", cm, nil)
+	}
+	return cm, true
 }
