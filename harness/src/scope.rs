@@ -164,10 +164,7 @@ pub fn worlds(scope: Scope, flaws: listwatch_model::Flaws) -> Vec<World> {
         faults: 2,
         // A15: and every status a server or a proxy in front of it answers with (C11 says how the
         // reflector meets each).
-        fault_kinds: FaultKind::STATUSES.iter().fold(
-            FaultKinds::NONE.with(FaultKind::InternalError).with(FaultKind::ConnectionRefused),
-            |k, (s, _)| k.with(*s),
-        ),
+        fault_kinds: FaultKinds::statuses().with(FaultKind::InternalError).with(FaultKind::ConnectionRefused),
         manager: None,
         ..Config::default().with_flaws(flaws)
     };

@@ -162,6 +162,21 @@ impl FaultKinds {
     pub fn iter(self) -> impl Iterator<Item = FaultKind> {
         FaultKind::ALL.into_iter().filter(move |k| self.has(*k))
     }
+
+    /// A15's statuses, every one ([`FaultKind::STATUSES`]).
+    pub fn statuses() -> FaultKinds {
+        FaultKind::STATUSES.iter().map(|(k, _)| *k).collect()
+    }
+
+    /// The kinds of both.
+    pub fn union(self, other: FaultKinds) -> FaultKinds {
+        FaultKinds(self.0 | other.0)
+    }
+
+    /// These kinds but none of `other`'s.
+    pub fn minus(self, other: FaultKinds) -> FaultKinds {
+        FaultKinds(self.0 & !other.0)
+    }
 }
 
 impl FromIterator<FaultKind> for FaultKinds {
@@ -269,9 +284,8 @@ impl Default for Config {
             faults: 1,
             // A15's statuses are the failing-server world's (harness scope): every other world keeps
             // the size it had before them.
-            fault_kinds: FaultKind::STATUSES
-                .iter()
-                .fold(FaultKinds::all(), |k, (s, _)| k.without(*s))
+            fault_kinds: FaultKinds::all()
+                .minus(FaultKinds::statuses())
                 .without(FaultKind::PauseCluster)
                 .without(FaultKind::GarbledLine)
                 .without(FaultKind::SlowConsumer),

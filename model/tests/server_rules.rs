@@ -529,7 +529,7 @@ fn status_refusals(sys: &System) -> Vec<ApiError> {
 
 #[test]
 fn a15_each_status_answers_the_requests_it_fits_and_is_its_own_fault_kind() {
-    let kinds = FaultKind::STATUSES.iter().fold(FaultKinds::NONE, |k, (s, _)| k.with(*s));
+    let kinds = FaultKinds::statuses();
     let mut sys = System::new(Config { faults: 2, fault_kinds: kinds, ..Config::default() });
     // The first LIST: every status but the 410 of a WATCH (a LIST's 410 is A2's).
     let on_list = status_refusals(&sys);
