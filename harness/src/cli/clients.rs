@@ -49,7 +49,8 @@ impl ClientChoice {
                 "{spec:?}: kube-runtime clients need listwatch built with `--features kube`"
             ));
         }
-        if spec.starts_with("client-go") {
+        // controller-runtime's cache runs in client-go's Go program.
+        if spec.starts_with("client-go") || spec.starts_with("controller-runtime") {
             #[cfg(feature = "client-go")]
             return listwatch_client_go::ClientGo::parse(spec).map(ClientChoice::ClientGo);
             #[cfg(not(feature = "client-go"))]

@@ -231,13 +231,19 @@ func (s *session) handler() handlerFuncs {
 
 // startWaiters starts n goroutines that call WaitForCacheSync, as a controller's workers do.
 func (s *session) startWaiters(n int, synced cache.InformerSynced) {
+	s.startWaitersOn(n, func() bool { return cache.WaitForCacheSync(s.stop, synced) })
+}
+
+// startWaitersOn starts n goroutines that each call wait, a WaitForCacheSync of some kind that
+// starts polling at once; each is ready once its call returns true.
+func (s *session) startWaitersOn(n int, wait func() bool) {
 	s.ready = make([]bool, n)
 	s.waitStart = time.Now()
 	for i := range n {
 		s.waiting.Add(1)
 		go func() {
 			defer s.waiting.Done()
-			if cache.WaitForCacheSync(s.stop, synced) {
+			if wait() {
 				s.mu.Lock()
 				s.ready[i] = true
 				s.act()

@@ -16,16 +16,10 @@ import (
 // harness judges, with the informer's RV and HasSynced. A relist's delete with final state unknown
 // comes out as a plain DELETED of the last object known (the informer watcher unwraps it).
 type informerWatchConsumer struct {
-	controller cache.Controller
-	watcher    watch.Interface
-	store      cache.Store
+	cache.Controller // the informer's RV and HasSynced
+	watcher          watch.Interface
+	store            cache.Store
 }
-
-func (i *informerWatchConsumer) LastSyncResourceVersion() string {
-	return i.controller.LastSyncResourceVersion()
-}
-
-func (i *informerWatchConsumer) HasSynced() bool { return i.controller.HasSynced() }
 
 func (i *informerWatchConsumer) GetStore() cache.Store { return i.store }
 
@@ -40,7 +34,7 @@ func (s *session) beginInformerWatcher(lw *cache.ListWatch, waiters int) error {
 		return errors.New("mode informer-watcher needs client-go v0.35 or later: before it NewIndexerInformerWatcher's reflector (resync period 0) waits on a channel made at package init, which no synctest bubble can see")
 	}
 	_, controller, w, _ := watchtools.NewIndexerInformerWatcher(lw, &corev1.ConfigMap{})
-	c := &informerWatchConsumer{controller: controller, watcher: w, store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
+	c := &informerWatchConsumer{Controller: controller, watcher: w, store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
 	s.view = c
 	s.closers = append(s.closers, c.stop)
 	s.waiting.Add(1)

@@ -736,6 +736,29 @@ func TestInformerWatcher(t *testing.T) {
 	expect(t, r.Stopped, "the session stops, its consumer with it", r)
 }
 
+// TestControllerRuntime: mode controller-runtime, controller-runtime's cache as a manager starts it:
+// cluster-wide, so its LIST goes to /api/v1/configmaps; once the list is answered the Reader lists what
+// it holds, the handler was told, and WaitForCacheSync returns at its next poll.
+func TestControllerRuntime(t *testing.T) {
+	if !hasControllerRuntime {
+		t.Skip("built without controller-runtime (the shim's own release only)")
+	}
+	p := spawn(t, false)
+	c := start(1, 1)
+	c["mode"] = "controller-runtime"
+	r := p.do(c)
+	expect(t, len(r.Effects) == 1 && r.Effects[0].Send != nil && r.Effects[0].Send.Path == "/api/v1/configmaps" &&
+		r.Effects[0].Send.Query == firstList, "a cluster-wide LIST first", r)
+	r = p.do(list(5, "", cm("a", 2, 2, 1), cm("b", 4, 4, 1)))
+	expect(t, r.RV == "5" && r.Synced && len(r.Cache) == 2 && count(kinds(r), "add") == 2,
+		"synced, the Reader lists both objects, the handler was told of both", r)
+	expect(t, r.Timer != nil && r.Timer.Kind == "poll", "WaitForCacheSync polls", r)
+	r = p.do(fire(r))
+	expect(t, r.Ready[0], "the waiter returned", r)
+	r = p.do(cmdOnly("stop"))
+	expect(t, r.Stopped, "the session stops, the cache with it", r)
+}
+
 // TestTransformTwiceOnAStreamingList: with the strict transform (transform.go), a LIST syncs the
 // informer; a streaming list does not, because the reflector's temporary store transforms each object
 // and the queue's Replace transforms it again (client-go's watchList, read at v0.37.2).

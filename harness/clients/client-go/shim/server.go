@@ -50,9 +50,9 @@ func parse(line []byte) (command, error) {
 			return c, errors.New("start: waiters and page_size must not be negative")
 		}
 		switch c.Mode {
-		case "", "informer", "indexer-informer", "informer-watcher", "retrywatcher", "fifo", "reflector":
+		case "", "informer", "indexer-informer", "informer-watcher", "retrywatcher", "fifo", "reflector", "controller-runtime":
 		default:
-			return c, fmt.Errorf("start: mode %q is not informer, indexer-informer, informer-watcher, retrywatcher, fifo or reflector", c.Mode)
+			return c, fmt.Errorf("start: mode %q is not informer, indexer-informer, informer-watcher, retrywatcher, fifo, reflector or controller-runtime", c.Mode)
 		}
 	case "respond":
 		if c.Status < 100 || c.Status > 599 {

@@ -200,6 +200,9 @@ func (s *session) begin(c command) error {
 	if err != nil {
 		return fmt.Errorf("building the client: %w", err)
 	}
+	if c.Mode == "controller-runtime" {
+		return s.beginControllerRuntime(cfg, c.Waiters)
+	}
 	lw := cache.NewListWatchFromClient(client.RESTClient(), "configmaps", "default", fields.Everything())
 	if c.Mode == "retrywatcher" {
 		return s.beginRetry(lw)

@@ -237,6 +237,7 @@ impl Client for ClientGoClient {
             crate::config::Lists::Reflector => "reflector",
             crate::config::Lists::IndexerInformer => "indexer-informer",
             crate::config::Lists::InformerWatcher => "informer-watcher",
+            crate::config::Lists::ControllerRuntime => "controller-runtime",
             _ => "informer",
         };
         let mut start = json!({

@@ -45,6 +45,11 @@ pub enum Lists {
     /// a plain DELETED. v0.35 on: before it the informer watcher's reflector (resync period 0, fixed)
     /// waits on a channel made at package init, which no synctest bubble can see.
     InformerWatcher,
+    /// controller-runtime's informer cache (`sigs.k8s.io/controller-runtime/pkg/cache`, the release the
+    /// shim's go.mod pins) as a manager starts it: cluster-wide, one ConfigMap informer with a handler,
+    /// read through the cache's `client.Reader`, readiness through its `WaitForCacheSync`. The shim's
+    /// own client-go release only, which that controller-runtime needs.
+    ControllerRuntime,
     /// The SharedIndexInformer with the streaming list (C10) switched on the way the release lets a
     /// user switch it on: `ENABLE_CLIENT_GO_WATCH_LIST_ALPHA` in v0.28–v0.30 (read by `NewReflector`;
     /// v0.27 has only the Reflector's `UseWatchList` field, which an informer does not expose), the
@@ -145,6 +150,11 @@ impl ClientGo {
                 "a bare Reflector into a Store (cache.NewReflector, Run): no informer, no handlers",
             ),
             named(
+                "controller-runtime",
+                Lists::ControllerRuntime,
+                "controller-runtime's cache as a manager starts it (v0.25.2): cluster-wide, read through its client.Reader",
+            ),
+            named(
                 "client-go-retrywatcher",
                 Lists::RetryWatcher,
                 "tools/watch's RetryWatcher from the first revision, no LIST: a raw watch resumed from its last RV",
@@ -219,6 +229,11 @@ impl ClientGo {
                  (ENABLE_CLIENT_GO_WATCH_LIST_ALPHA came with v0.28)"
             ));
         }
+        if config.lists == Lists::ControllerRuntime && config.version != PINNED {
+            return Err(format!(
+                "{spec:?}: controller-runtime runs on client-go {PINNED} only, which its pinned release needs"
+            ));
+        }
         if config.lists == Lists::InformerWatcher && config.minor() < 35 {
             return Err(format!(
                 "{spec:?}: runs on client-go v0.35 or later only (before it, NewIndexerInformerWatcher's \
@@ -270,13 +285,14 @@ impl ClientGo {
             | Lists::Fifo
             | Lists::IndexerInformer
             | Lists::InformerWatcher
-            | Lists::Reflector => {
-                vec![]
-            }
+            | Lists::Reflector
+            | Lists::ControllerRuntime => vec![],
             Lists::WatchList if has_gate => vec![("KUBE_FEATURE_WatchListClient", "true")],
             Lists::WatchList => vec![("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA", "true")],
-            _ if has_gate => vec![("KUBE_FEATURE_WatchListClient", "false")],
-            _ => vec![],
+            Lists::ListWatch | Lists::Paged | Lists::RetryWatcher if has_gate => {
+                vec![("KUBE_FEATURE_WatchListClient", "false")]
+            }
+            Lists::ListWatch | Lists::Paged | Lists::RetryWatcher => vec![],
         }
     }
 
@@ -331,6 +347,7 @@ impl ClientGo {
                 Lists::ListWatch => minor >= 31,
                 Lists::WatchList => minor >= 28,
                 Lists::InformerWatcher => minor >= 35,
+                Lists::ControllerRuntime => v == PINNED,
                 _ => true,
             };
             for mut c in Self::all_named().into_iter().filter(offered) {
@@ -395,6 +412,8 @@ mod tests {
         assert!(e.contains("before v0.28"), "{e}");
         let e = ClientGo::parse("client-go-informer-watcher@v0.34.13").unwrap_err();
         assert!(e.contains("v0.35 or later"), "{e}");
+        let e = ClientGo::parse("controller-runtime@v0.36.6").unwrap_err();
+        assert!(e.contains("v0.37.2 only"), "{e}");
         let on = |lists, version: &str| ClientGo {
             lists,
             version: version.to_string(),
@@ -413,5 +432,6 @@ mod tests {
             [("KUBE_FEATURE_WatchListClient", "false")]
         );
         assert!(on(Lists::InformerWatcher, "v0.37.2").watch_list_env().is_empty());
+        assert!(on(Lists::ControllerRuntime, "v0.37.2").watch_list_env().is_empty());
     }
 }

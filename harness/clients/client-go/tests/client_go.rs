@@ -43,7 +43,7 @@ fn each_configuration_starts_as_client_go_does() {
     );
     // NewIndexerInformer's reflector keeps the release's defaults too, under the informer watcher as
     // well.
-    for spec in ["client-go-indexer-informer", "client-go-informer-watcher"] {
+    for spec in ["client-go-indexer-informer", "client-go-informer-watcher", "controller-runtime"] {
         assert!(
             matches!(first_requests(spec)[..], [Request::WatchList { .. }]),
             "{spec}: {:?}",

@@ -8,6 +8,10 @@ use super::object::{key_of, rv_of, rv_text};
 
 /// The one collection the model serves.
 pub const PATH: &str = "/api/v1/namespaces/default/configmaps";
+/// The same collection asked for across namespaces, as a cache that watches every namespace (a
+/// controller-runtime manager's default) asks: every object of a world lives in namespace `default`,
+/// so the two hold the same objects.
+pub const ALL_NAMESPACES: &str = "/api/v1/configmaps";
 
 /// The timeout a WATCH without `timeoutSeconds` gets. A real API server draws one between its
 /// `--min-request-timeout` and twice that (30 to 60 minutes by default); the model server does not read
@@ -115,7 +119,7 @@ pub fn decode(method: &str, path: &str, raw_query: Option<&str>) -> Result<Reque
         let what = key_of(name).map_or("an object".to_string(), |k| k.to_string());
         return Err(bad(format!("GET {path}: reading {what} alone is not served here, only LIST and WATCH")));
     }
-    if path != PATH {
+    if path != PATH && path != ALL_NAMESPACES {
         return Err(bad(format!("{path}: not served here; the one collection is {PATH}")));
     }
     let q = query(raw_query.unwrap_or(""))?;
@@ -238,6 +242,12 @@ mod tests {
         assert!(decode("POST", PATH, None).is_err());
         assert!(decode("GET", "/api/v1/namespaces/default/pods", None).is_err());
         assert!(decode("GET", &format!("{PATH}/a"), None).is_err());
+        assert!(decode("GET", "/api/v1/namespaces/other/configmaps", None).is_err());
+        // Across namespaces it is the same collection.
+        assert_eq!(
+            decode("GET", ALL_NAMESPACES, Some("resourceVersion=0")),
+            decode("GET", PATH, Some("resourceVersion=0"))
+        );
     }
 
     #[test]
