@@ -25,16 +25,30 @@ fn running(pid: u32) -> bool {
         .is_some_and(|state| state != "Z")
 }
 
+/// Every configuration of the pinned release: the same seeds twice, the same bytes.
 #[test]
 fn the_same_seeds_give_the_same_bytes() {
-    let dir = std::env::temp_dir().join(format!("listwatch-cg-bytes-{}", std::process::id()));
-    let out = dir.display().to_string();
-    let args = ["simulate", "--client", "client-go", "--seeds", "60", "--json", "--out", &out];
-    let (a, b) = (listwatch(&args), listwatch(&args));
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(a.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&a.stderr));
-    assert!(!a.stdout.is_empty());
-    assert_eq!(a.stdout, b.stdout);
+    for client in [
+        "client-go",
+        "client-go-no-watchlist",
+        "client-go-watchlist",
+        "client-go-paged",
+        "client-go-fifo",
+        "client-go-indexer-informer",
+        "client-go-informer-watcher",
+        "client-go-reflector",
+        "client-go-retrywatcher",
+        "controller-runtime",
+    ] {
+        let dir = std::env::temp_dir().join(format!("listwatch-cg-bytes-{}-{client}", std::process::id()));
+        let out = dir.display().to_string();
+        let args = ["simulate", "--client", client, "--seeds", "60", "--json", "--out", &out];
+        let (a, b) = (listwatch(&args), listwatch(&args));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(a.status.code().is_some_and(|c| c <= 1), "{client}: {}", String::from_utf8_lossy(&a.stderr));
+        assert!(!a.stdout.is_empty(), "{client}");
+        assert_eq!(a.stdout, b.stdout, "{client}");
+    }
 }
 
 #[test]
