@@ -693,14 +693,19 @@ func TestBareReflector(t *testing.T) {
 	expect(t, r.RV == "6" && len(r.Cache) == 1 && !notified(r), "DELETED a reaches the store", r)
 }
 
+// startMode starts a session of one waiter in mode, with the streaming list off: its first reply.
+func startMode(t *testing.T, mode string) (*proc, replyT) {
+	p := spawn(t, false)
+	c := start(1, 1)
+	c["mode"] = mode
+	return p, p.do(c)
+}
+
 // TestIndexerInformer: mode indexer-informer, cache.NewIndexerInformer. Its handler runs inside the
 // controller's Pop: a LIST answered whole adds each object to the indexer and tells the handler, and
 // the controller has synced once its queue gave out the list; a DELETED then reaches both.
 func TestIndexerInformer(t *testing.T) {
-	p := spawn(t, false)
-	c := start(1, 1)
-	c["mode"] = "indexer-informer"
-	r := p.do(c)
+	p, r := startMode(t, "indexer-informer")
 	expect(t, len(sends(r)) == 1 && !strings.Contains(sends(r)[0], "watch=true"), "a LIST first", r)
 	r = p.do(list(5, "", cm("a", 2, 2, 1), cm("b", 4, 4, 1)))
 	expect(t, r.RV == "5" && len(r.Cache) == 2 && r.Synced, "the indexer holds the list and the controller synced", r)
@@ -715,10 +720,7 @@ func TestInformerWatcher(t *testing.T) {
 	if !zeroResyncInBubble {
 		t.Skip("NewIndexerInformerWatcher runs in a bubble from client-go v0.35 (compat_resync_pre35.go)")
 	}
-	p := spawn(t, false)
-	c := start(1, 1)
-	c["mode"] = "informer-watcher"
-	r := p.do(c)
+	p, r := startMode(t, "informer-watcher")
 	expect(t, len(sends(r)) == 1 && !strings.Contains(sends(r)[0], "watch=true"), "a LIST first", r)
 	r = p.do(list(5, "", cm("a", 2, 2, 1), cm("b", 4, 4, 1)))
 	expect(t, r.RV == "5" && len(r.Cache) == 2 && r.Synced && count(kinds(r), "add") == 2,
@@ -743,10 +745,7 @@ func TestControllerRuntime(t *testing.T) {
 	if !hasControllerRuntime {
 		t.Skip("built without controller-runtime (the shim's own release only)")
 	}
-	p := spawn(t, false)
-	c := start(1, 1)
-	c["mode"] = "controller-runtime"
-	r := p.do(c)
+	p, r := startMode(t, "controller-runtime")
 	expect(t, len(r.Effects) == 1 && r.Effects[0].Send != nil && r.Effects[0].Send.Path == "/api/v1/configmaps" &&
 		r.Effects[0].Send.Query == firstList, "a cluster-wide LIST first", r)
 	r = p.do(list(5, "", cm("a", 2, 2, 1), cm("b", 4, 4, 1)))
