@@ -223,22 +223,8 @@ impl ClientGo {
                 }
             }
         }
-        if config.lists == Lists::WatchList && config.minor() < 28 {
-            return Err(format!(
-                "{spec:?}: client-go before v0.28 has no switch for a user to turn the streaming list on \
-                 (ENABLE_CLIENT_GO_WATCH_LIST_ALPHA came with v0.28)"
-            ));
-        }
-        if config.lists == Lists::ControllerRuntime && config.version != PINNED {
-            return Err(format!(
-                "{spec:?}: controller-runtime runs on client-go {PINNED} only, which its pinned release needs"
-            ));
-        }
-        if config.lists == Lists::InformerWatcher && config.minor() < 35 {
-            return Err(format!(
-                "{spec:?}: runs on client-go v0.35 or later only (before it, NewIndexerInformerWatcher's \
-                 reflector waits on a channel made at package init, which the harness's synctest bubble cannot see)"
-            ));
+        if let Some(why) = config.unavailable() {
+            return Err(format!("{spec:?}: {why}"));
         }
         let bin = &config.binary;
         if !bin.is_file() {
@@ -296,6 +282,26 @@ impl ClientGo {
         }
     }
 
+    /// Why this configuration's release cannot run it, if it cannot.
+    fn unavailable(&self) -> Option<String> {
+        match self.lists {
+            Lists::WatchList if self.minor() < 28 => Some(
+                "client-go before v0.28 has no switch for a user to turn the streaming list on \
+                 (ENABLE_CLIENT_GO_WATCH_LIST_ALPHA came with v0.28)"
+                    .to_string(),
+            ),
+            Lists::ControllerRuntime if self.version != PINNED => Some(format!(
+                "controller-runtime runs on client-go {PINNED} only, which its pinned release needs"
+            )),
+            Lists::InformerWatcher if self.minor() < 35 => Some(
+                "runs on client-go v0.35 or later only (before it, NewIndexerInformerWatcher's reflector \
+                 waits on a channel made at package init, which the harness's synctest bubble cannot see)"
+                    .to_string(),
+            ),
+            _ => None,
+        }
+    }
+
     /// The release's minor version (`v0.37.2`: 37).
     fn minor(&self) -> u32 {
         self.version.split('.').nth(1).and_then(|m| m.parse().ok()).unwrap_or(0)
@@ -340,15 +346,11 @@ impl ClientGo {
         });
         let mut out = Vec::new();
         for v in versions {
-            let minor = v.split('.').nth(1).and_then(|m| m.parse::<u32>().ok()).unwrap_or(0);
-            // `-no-watchlist` only where the release has the gate to turn off; `-watchlist` where it
-            // has a switch to turn on.
-            let offered = |c: &ClientGo| match c.lists {
-                Lists::ListWatch => minor >= 31,
-                Lists::WatchList => minor >= 28,
-                Lists::InformerWatcher => minor >= 35,
-                Lists::ControllerRuntime => v == PINNED,
-                _ => true,
+            // `-no-watchlist` only where the release has the gate to turn off (before it, it runs as
+            // the defaults do), and each configuration where the release can run it.
+            let offered = |c: &ClientGo| {
+                let c = ClientGo { version: v.clone(), ..c.clone() };
+                c.unavailable().is_none() && (c.lists != Lists::ListWatch || c.minor() >= 31)
             };
             for mut c in Self::all_named().into_iter().filter(offered) {
                 c.binary = binary(&v);
