@@ -11,9 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"listwatch.dev/listwatchtest"
 )
 
 // hasControllerRuntime: this program was built with controller-runtime (the shim's own release).
@@ -58,7 +59,7 @@ func (r readerStore) List() []any {
 
 // beginControllerRuntime builds controller-runtime's cache over cfg, gets the ConfigMap informer with
 // the program's handler, starts the cache and the waiters on its WaitForCacheSync.
-func (s *session) beginControllerRuntime(cfg *rest.Config, waiters int) error {
+func runControllerRuntime(env *listwatchtest.Env) error {
 	// A static mapper: a manager's default discovers the API over the wire, which is not what is
 	// under test here.
 	mapper := meta.NewDefaultRESTMapper([]schema.GroupVersion{corev1.SchemeGroupVersion})
@@ -66,12 +67,11 @@ func (s *session) beginControllerRuntime(cfg *rest.Config, waiters int) error {
 	// SyncPeriod: the informer's resync timer cannot be reported to the harness (no informer takes a
 	// clock), so none, where a manager's default is 10 h (resyncPeriod is 0 from client-go v0.35).
 	period := resyncPeriod
-	c, err := crcache.New(cfg, crcache.Options{Scheme: clientgoscheme.Scheme, Mapper: mapper, SyncPeriod: &period})
+	c, err := crcache.New(env.Config, crcache.Options{Scheme: clientgoscheme.Scheme, Mapper: mapper, SyncPeriod: &period})
 	if err != nil {
 		return fmt.Errorf("controller-runtime's cache.New: %w", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.closers = append(s.closers, cancel)
+	ctx := env.Context
 	inf, err := c.GetInformer(ctx, &corev1.ConfigMap{})
 	if err != nil {
 		return fmt.Errorf("controller-runtime's GetInformer: %w", err)
@@ -80,20 +80,15 @@ func (s *session) beginControllerRuntime(cfg *rest.Config, waiters int) error {
 	if !ok {
 		return fmt.Errorf("controller-runtime's informer is a %T, not a SharedIndexInformer", inf)
 	}
-	h := s.handler()
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: h.added, UpdateFunc: h.updated, DeleteFunc: h.deleted,
-	}); err != nil {
+	if _, err := inf.AddEventHandler(env.Handler()); err != nil {
 		return fmt.Errorf("adding the event handler: %w", err)
 	}
-	s.view = &controllerRuntimeCache{SharedIndexInformer: shared, cache: c, ctx: ctx}
-	s.waiting.Add(1)
-	go func() {
-		defer s.waiting.Done()
+	env.Show(&controllerRuntimeCache{SharedIndexInformer: shared, cache: c, ctx: ctx})
+	env.Go(func() {
 		if err := c.Start(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "controller-runtime's cache ended: %v\n", err)
 		}
-	}()
-	s.startWaitersOn(waiters, func() bool { return c.WaitForCacheSync(ctx) })
+	})
+	env.StartWaiters(func() bool { return c.WaitForCacheSync(ctx) })
 	return nil
 }

@@ -5,13 +5,13 @@ package shim
 import (
 	"errors"
 
-	"k8s.io/client-go/rest"
+	"listwatch.dev/listwatchtest"
 )
 
 // hasControllerRuntime: this program was built without controller-runtime (a release other than the
 // shim's own: controller-runtime's pinned release needs the shim's client-go).
 const hasControllerRuntime = false
 
-func (s *session) beginControllerRuntime(_ *rest.Config, _ int) error {
+func runControllerRuntime(*listwatchtest.Env) error {
 	return errors.New("mode controller-runtime: this program was built without controller-runtime (only the shim's own client-go release has it: scripts/build-client-go)")
 }

@@ -2,10 +2,11 @@ package shim
 
 import (
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"listwatch.dev/listwatchtest"
 )
 
 // heldQueue is a controller's DeltaFIFO whose consumer the harness can hold between two pops: a
@@ -44,7 +45,8 @@ func (q *heldQueue) signal() {
 	}
 }
 
-func (q *heldQueue) setHeld(held bool) {
+// SetHeld holds or releases the consumer (listwatchtest.Queue).
+func (q *heldQueue) SetHeld(held bool) {
 	q.mu.Lock()
 	q.held = held
 	q.mu.Unlock()
@@ -52,7 +54,8 @@ func (q *heldQueue) setHeld(held bool) {
 }
 
 // queued is how many keys have deltas waiting for the consumer.
-func (q *heldQueue) queued() int {
+// Queued is how many keys have deltas waiting (listwatchtest.Queue).
+func (q *heldQueue) Queued() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.keys)
@@ -160,7 +163,11 @@ func (v *fifoView) GetStore() cache.Store { return v.indexer }
 // applies each popped delta to the indexer and calls the handler, as that informer's does. The
 // DeltaFIFO and the reflector are client-go's; only the consumer is the program's, so that it can be
 // held.
-func (s *session) beginFifo(lw *cache.ListWatch, waiters int, h handlerFuncs) {
+func runFifo(env *listwatchtest.Env) error {
+	lw, err := listWatch(env)
+	if err != nil {
+		return err
+	}
 	indexer := cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc, cache.Indexers{})
 	q := newHeldQueue(indexer)
 	consume := func(obj interface{}) error {
@@ -173,7 +180,7 @@ func (s *session) beginFifo(lw *cache.ListWatch, waiters int, h handlerFuncs) {
 				if err := indexer.Delete(d.Object); err != nil {
 					return err
 				}
-				h.deleted(d.Object)
+				env.Deleted(d.Object)
 				continue
 			}
 			// Sync (a relist), Added, Updated: an update of what the indexer holds, or an add.
@@ -185,12 +192,12 @@ func (s *session) beginFifo(lw *cache.ListWatch, waiters int, h handlerFuncs) {
 				if err := indexer.Update(d.Object); err != nil {
 					return err
 				}
-				h.updated(old, d.Object)
+				env.Updated(old, d.Object)
 			} else {
 				if err := indexer.Add(d.Object); err != nil {
 					return err
 				}
-				h.added(d.Object)
+				env.Added(d.Object)
 			}
 		}
 		return nil
@@ -203,52 +210,9 @@ func (s *session) beginFifo(lw *cache.ListWatch, waiters int, h handlerFuncs) {
 		Process:          processFunc(consume),
 	})
 	v := &fifoView{Controller: ctrl, indexer: indexer, queue: q}
-	s.view, s.fifo = v, q
-	go ctrl.Run(s.stop)
-	s.startWaiters(waiters, ctrl.HasSynced)
-}
-
-// handlerFuncs are the program's event handler: each call is a notification to the harness.
-type handlerFuncs struct {
-	added   func(obj any)
-	updated func(old, obj any)
-	deleted func(obj any)
-}
-
-func (s *session) handler() handlerFuncs {
-	return handlerFuncs{
-		added:   func(obj any) { s.notify("add", obj, nil) },
-		updated: func(old, obj any) { s.notify("update", obj, old) },
-		deleted: func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				s.notify("delete-unknown", d.Obj, nil)
-				return
-			}
-			s.notify("delete", obj, nil)
-		},
-	}
-}
-
-// startWaiters starts n goroutines that call WaitForCacheSync, as a controller's workers do.
-func (s *session) startWaiters(n int, synced cache.InformerSynced) {
-	s.startWaitersOn(n, func() bool { return cache.WaitForCacheSync(s.stop, synced) })
-}
-
-// startWaitersOn starts n goroutines that each call wait, a WaitForCacheSync of some kind that
-// starts polling at once; each is ready once its call returns true.
-func (s *session) startWaitersOn(n int, wait func() bool) {
-	s.ready = make([]bool, n)
-	s.waitStart = time.Now()
-	for i := range n {
-		s.waiting.Add(1)
-		go func() {
-			defer s.waiting.Done()
-			if wait() {
-				s.mu.Lock()
-				s.ready[i] = true
-				s.act()
-				s.mu.Unlock()
-			}
-		}()
-	}
+	env.Show(v)
+	env.Hold(q)
+	go ctrl.Run(env.Stop)
+	env.StartWaiters(env.WaitForCacheSync(ctrl.HasSynced))
+	return nil
 }

@@ -3,6 +3,8 @@ package shim
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"listwatch.dev/listwatchtest"
 )
 
 // indexerInformer is what cache.NewIndexerInformer returns, an indexer and the controller that fills
@@ -22,14 +24,16 @@ func (i *indexerInformer) HasSynced() bool { return i.controller.HasSynced() }
 
 func (i *indexerInformer) GetStore() cache.Store { return i.indexer }
 
-// beginIndexerInformer starts cache.NewIndexerInformer over lw with the program's handler, and the
-// waiters on the controller's HasSynced.
-func (s *session) beginIndexerInformer(lw *cache.ListWatch, waiters int) {
-	h := s.handler()
-	indexer, controller := cache.NewIndexerInformer(lw, &corev1.ConfigMap{}, resyncPeriod,
-		cache.ResourceEventHandlerFuncs{AddFunc: h.added, UpdateFunc: h.updated, DeleteFunc: h.deleted},
-		cache.Indexers{})
-	s.view = &indexerInformer{indexer: indexer, controller: controller}
-	go controller.Run(s.stop)
-	s.startWaiters(waiters, controller.HasSynced)
+// runIndexerInformer starts cache.NewIndexerInformer with the program's handler, and the waiters on
+// the controller's HasSynced.
+func runIndexerInformer(env *listwatchtest.Env) error {
+	lw, err := listWatch(env)
+	if err != nil {
+		return err
+	}
+	indexer, controller := cache.NewIndexerInformer(lw, &corev1.ConfigMap{}, resyncPeriod, env.Handler(), cache.Indexers{})
+	env.Show(&indexerInformer{indexer: indexer, controller: controller})
+	go controller.Run(env.Stop)
+	env.StartWaiters(env.WaitForCacheSync(controller.HasSynced))
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
+
+	"listwatch.dev/listwatchtest"
 )
 
 // informerWatchConsumer reads tools/watch's NewIndexerInformerWatcher as UntilWithSync and its users
@@ -29,29 +31,31 @@ func (i *informerWatchConsumer) stop() { i.watcher.Stop() }
 
 // beginInformerWatcher starts NewIndexerInformerWatcher over lw, its consumer, and the waiters on the
 // informer's HasSynced (UntilWithSync waits on it before its precondition).
-func (s *session) beginInformerWatcher(lw *cache.ListWatch, waiters int) error {
+func runInformerWatcher(env *listwatchtest.Env) error {
 	if !zeroResyncInBubble {
 		return errors.New("mode informer-watcher needs client-go v0.35 or later: before it NewIndexerInformerWatcher's reflector (resync period 0) waits on a channel made at package init, which no synctest bubble can see")
 	}
+	lw, err := listWatch(env)
+	if err != nil {
+		return err
+	}
 	_, controller, w, _ := watchtools.NewIndexerInformerWatcher(lw, &corev1.ConfigMap{})
 	c := &informerWatchConsumer{Controller: controller, watcher: w, store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
-	s.view = c
-	s.closers = append(s.closers, c.stop)
-	s.waiting.Add(1)
-	go func() {
-		defer s.waiting.Done()
+	env.Show(c)
+	env.OnStop(c.stop)
+	env.Go(func() {
 		for {
 			// The watcher's channel is never closed (Stop closes only its stop channel), so the
 			// consumer also stops with the caller, as UntilWithoutRetry stops with its context.
 			var ev watch.Event
 			select {
 			case ev = <-w.ResultChan():
-			case <-s.stop:
+			case <-env.Stop:
 				return
 			}
-			s.consume(c.store, ev)
+			consume(env, c.store, ev)
 		}
-	}()
-	s.startWaiters(waiters, controller.HasSynced)
+	})
+	env.StartWaiters(env.WaitForCacheSync(controller.HasSynced))
 	return nil
 }

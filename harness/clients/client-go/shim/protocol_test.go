@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 )
 
 // proc is the test binary itself, serving the protocol in a child process, as the Rust side runs it.
@@ -418,23 +417,6 @@ func TestMalformed(t *testing.T) {
 	}
 }
 
-func TestWatchdog(t *testing.T) {
-	var out bytes.Buffer
-	code := make(chan int, 1)
-	o := &output{w: &out}
-	w := &watchdog{limit: 200 * time.Millisecond, out: o, exit: func(c int) { code <- c }}
-	go w.run()
-	w.begin("fire")
-	select {
-	case c := <-code:
-		if c != 3 || !strings.HasPrefix(out.String(), `{"stuck":"fire: `) {
-			t.Fatalf("exit %d, %q", c, out.String())
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the watchdog did not fire")
-	}
-}
-
 // bigScript lists many objects, relists without most of them, and ends in a backoff: the
 // delete-unknown run must come out sorted, and everything in the same order every time.
 func bigScript(t *testing.T, p *proc) {
@@ -670,12 +652,6 @@ func TestStatusesOnAList(t *testing.T) {
 	}
 	r = p.do(list(5, "", cm("a", 2, 2, 1)))
 	expect(t, r.Synced, "synced once a LIST is answered whole", r)
-}
-
-func TestCutNeedsALongerLength(t *testing.T) {
-	if _, err := parse([]byte(`{"cmd":"cut","status":200,"body":"abc","length":3}`)); err == nil {
-		t.Fatal("a cut whose length does not exceed its body was accepted")
-	}
 }
 
 // TestBareReflector: mode reflector, a Reflector into a Store with no informer. Its LIST and events

@@ -1,10 +1,10 @@
 package shim
 
 import (
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"listwatch.dev/listwatchtest"
 )
 
 // bareReflector is a Reflector into a plain Store, as code that keeps a cache of its own without an
@@ -25,12 +25,15 @@ func (b *bareReflector) HasSynced() bool { return false }
 
 func (b *bareReflector) GetStore() cache.Store { return b.store }
 
-// beginReflector starts a bare Reflector over lw into a Store.
-func (s *session) beginReflector(lw *cache.ListWatch) {
+// runReflector starts a bare Reflector into a Store.
+func runReflector(env *listwatchtest.Env) error {
+	lw, err := listWatch(env)
+	if err != nil {
+		return err
+	}
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	r := cache.NewReflector(lw, &corev1.ConfigMap{}, store, resyncPeriod)
-	s.view = &bareReflector{reflector: r, store: store}
-	s.ready = []bool{}
-	s.waitStart = time.Now()
-	go r.Run(s.stop)
+	env.Show(&bareReflector{reflector: r, store: store})
+	go r.Run(env.Stop)
+	return nil
 }

@@ -1,23 +1,15 @@
 package shim
 
 import (
-	"time"
-
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
-)
 
-// view is what a client under test shows the harness: the RV it claims, whether it has synced, and
-// its cache. A SharedIndexInformer is one; a RetryWatcher's consumer is the other.
-type view interface {
-	LastSyncResourceVersion() string
-	HasSynced() bool
-	GetStore() cache.Store
-}
+	"listwatch.dev/listwatchtest"
+)
 
 // retryInitialRV is where the RetryWatcher starts: the wire's first revision, so that it gets every
 // event of the world from its empty start (a RetryWatcher never lists, and refuses "" and "0").
@@ -45,35 +37,36 @@ func (r *retryConsumer) HasSynced() bool { return false }
 
 func (r *retryConsumer) GetStore() cache.Store { return r.store }
 
-// beginRetry starts a RetryWatcher over lw and its consumer.
-func (s *session) beginRetry(lw *cache.ListWatch) error {
+// runRetry starts a RetryWatcher and its consumer (no page size: a RetryWatcher never lists).
+func runRetry(env *listwatchtest.Env) error {
+	lw, err := listWatch(env)
+	if err != nil {
+		return err
+	}
 	w, err := watchtools.NewRetryWatcher(retryInitialRV, lw)
 	if err != nil {
 		return err
 	}
 	r := &retryConsumer{watcher: w, rv: retryInitialRV, store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
-	s.retry, s.view = r, r
-	s.ready = []bool{}
-	s.waitStart = time.Now()
-	s.waiting.Add(1)
-	go func() {
-		defer s.waiting.Done()
+	env.Show(r)
+	env.OnStop(w.Stop)
+	env.Go(func() {
 		for ev := range w.ResultChan() {
 			// An ERROR event (the RetryWatcher gave up, and closes the channel next) is no object.
-			if cm, ok := s.consume(r.store, ev); ok {
+			if cm, ok := consume(env, r.store, ev); ok {
 				r.mu.Lock()
 				r.rv = cm.ResourceVersion
 				r.mu.Unlock()
 			}
 		}
-	}()
+	})
 	return nil
 }
 
 // consume is a watch consumer's step, for the consumers of tools/watch: an event's object goes into
 // the consumer's store and to the harness as the notification it is to the consumer (an ADDED or
 // MODIFIED of a key it holds is an update from what it held). False for an event with no ConfigMap.
-func (s *session) consume(store cache.Store, ev watch.Event) (*corev1.ConfigMap, bool) {
+func consume(env *listwatchtest.Env, store cache.Store, ev watch.Event) (*corev1.ConfigMap, bool) {
 	cm, ok := ev.Object.(*corev1.ConfigMap)
 	if !ok {
 		return nil, false
@@ -83,13 +76,13 @@ func (s *session) consume(store cache.Store, ev watch.Event) (*corev1.ConfigMap,
 	case watch.Added, watch.Modified:
 		_ = store.Update(cm)
 		if had {
-			s.notify("update", cm, old)
+			env.Updated(old, cm)
 		} else {
-			s.notify("add", cm, nil)
+			env.Added(cm)
 		}
 	case watch.Deleted:
 		_ = store.Delete(cm)
-		s.notify("delete", cm, nil)
+		env.Deleted(cm)
 	}
 	return cm, true
 }

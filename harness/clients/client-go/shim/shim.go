@@ -1,5 +1,5 @@
-// Package shim runs the real client-go informer as a client under test: each session builds a
-// SharedIndexInformer over client-go's real REST client inside a testing/synctest bubble, with an
-// http.RoundTripper that hands every request to a harness driving the process over stdin/stdout.
-// README.md states the protocol and its timer rules.
+// Package shim runs client-go's own pieces as clients under test (the SharedIndexInformer, the
+// indexer informers, a DeltaFIFO controller, a bare Reflector, tools/watch's RetryWatcher and informer
+// watcher, controller-runtime's cache): each mode is a listwatchtest.Client, served by
+// listwatchtest.Serve over stdin/stdout. README.md states the protocol and its timer rules.
 package shim

@@ -5,8 +5,9 @@ package shim
 
 import (
 	"flag"
-	"os"
 	"testing"
+
+	"listwatch.dev/listwatchtest"
 )
 
 // TestShim serves the protocol on stdin and stdout when it is the one test selected
@@ -15,5 +16,5 @@ func TestShim(t *testing.T) {
 	if f := flag.Lookup("test.run"); f == nil || f.Value.String() != "^TestShim$" {
 		t.Skip("serves the protocol only when run alone: -test.run '^TestShim$'")
 	}
-	Serve(t, os.Stdin, os.Stdout, os.Exit)
+	listwatchtest.Serve(t, clients)
 }

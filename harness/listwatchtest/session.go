@@ -1,20 +1,16 @@
-package shim
+package listwatchtest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
 	"testing/synctest"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
@@ -94,7 +90,7 @@ type deadline struct {
 	at   time.Time
 }
 
-// session is one client-go under test, inside one synctest bubble.
+// session is one run of a client under test, inside one synctest bubble.
 type session struct {
 	mu sync.Mutex
 	// effects since the last reply, in the order they happened.
@@ -112,11 +108,11 @@ type session struct {
 	halted   *string
 
 	// Only the root goroutine touches these.
-	view      view // what client-go shows: the informer, or the RetryWatcher's consumer
-	retry     *retryConsumer
-	closers   []func()   // what else shutdown stops, after the stop channel closes
-	fifo      *heldQueue // the controller's queue, in mode "fifo"
+	view      View     // what the client shows (Env.Show)
+	closers   []func() // what else shutdown stops, after the stop channel closes (Env.OnStop)
+	fifo      Queue    // the consumer's backlog the harness can hold (Env.Hold)
 	stop      chan struct{}
+	cancel    context.CancelFunc
 	waitStart time.Time
 	waiting   sync.WaitGroup
 	timer     *deadline // the timer reported while a request was open
@@ -161,30 +157,13 @@ func (s *session) notify(kind string, obj, old any) {
 	s.mu.Unlock()
 }
 
-// pageSizeLister makes the reflector list in pages of n, as Reflector.WatchListPageSize = n would:
-// a SharedIndexInformer offers no way to set that field, so the informer's ListWatch sets the page
-// limit the same way the reflector's pager would with PageSize = n: every page (first and continued)
-// asks for limit n, except the pager's own fallback to one unpaginated LIST after a continued page
-// failed with 410 Expired, which keeps limit 0.
-func pageSizeLister(lw *cache.ListWatch, n int64) {
-	fallback := false
-	wrapList(lw, func(o metav1.ListOptions, list func(metav1.ListOptions) (runtime.Object, error)) (runtime.Object, error) {
-		if fallback && o.Limit == 0 && o.Continue == "" {
-			fallback = false
-		} else {
-			o.Limit = n
-		}
-		obj, err := list(o)
-		fallback = o.Continue != "" && apierrors.IsResourceExpired(err)
-		return obj, err
-	})
-}
-
-// begin builds client-go inside the bubble and starts the informer and the waiters.
-func (s *session) begin(c command) error {
+// begin builds the client's config inside the bubble and starts the client.
+func (s *session) begin(c command, client Client) error {
 	s.activity = make(chan struct{}, 1)
 	s.stopped = make(chan struct{})
 	s.stop = make(chan struct{})
+	s.ready = []bool{}
+	s.waitStart = time.Now()
 	cfg := &rest.Config{
 		Host:      "http://listwatch.invalid",
 		Transport: s,
@@ -194,64 +173,27 @@ func (s *session) begin(c command) error {
 			AcceptContentTypes: "application/json",
 		},
 		// The HTTP client's timeout (http.Client.Timeout); 0 is none, client-go's default.
-		Timeout: time.Duration(c.TimeoutMs) * time.Millisecond,
+		Timeout: requestTimeout(c.TimeoutMs),
 	}
-	client, err := typedcorev1.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("building the client: %w", err)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	env := &Env{
+		Config: cfg, Context: ctx, Stop: s.stop, Namespace: "default", Waiters: c.Waiters,
+		Mode: c.Mode, PageSize: c.PageSize, Transform: c.Transform, s: s,
 	}
-	if c.Mode == "controller-runtime" {
-		return s.beginControllerRuntime(cfg, c.Waiters)
+	if err := client(env); err != nil {
+		return err
 	}
-	lw := cache.NewListWatchFromClient(client.RESTClient(), "configmaps", "default", fields.Everything())
-	if c.Mode == "retrywatcher" {
-		return s.beginRetry(lw)
+	if s.view == nil {
+		return errors.New("the client showed nothing to judge: it must call env.Show before it returns")
 	}
-	if c.PageSize > 0 {
-		pageSizeLister(lw, int64(c.PageSize))
-	}
-	if c.Mode == "fifo" {
-		s.beginFifo(lw, c.Waiters, s.handler())
-		return nil
-	}
-	if c.Mode == "reflector" {
-		s.beginReflector(lw)
-		return nil
-	}
-	if c.Mode == "indexer-informer" {
-		s.beginIndexerInformer(lw, c.Waiters)
-		return nil
-	}
-	if c.Mode == "informer-watcher" {
-		return s.beginInformerWatcher(lw, c.Waiters)
-	}
-	informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resyncPeriod, cache.Indexers{})
-	s.view = informer
-	if c.Transform {
-		if err := setTransform(informer, strictTransform); err != nil {
-			return fmt.Errorf("setting the transform: %w", err)
-		}
-	}
-	h := s.handler()
-	err = addEventHandler(informer, cache.ResourceEventHandlerFuncs{
-		AddFunc:    h.added,
-		UpdateFunc: h.updated,
-		DeleteFunc: h.deleted,
-	})
-	if err != nil {
-		return fmt.Errorf("adding the event handler: %w", err)
-	}
-	go informer.Run(s.stop)
-	s.startWaiters(c.Waiters, informer.HasSynced)
 	return nil
 }
 
 // shutdown stops everything; the bubble's goroutines then exit.
 func (s *session) shutdown() {
 	close(s.stop)
-	if s.retry != nil {
-		s.retry.watcher.Stop()
-	}
+	s.cancel()
 	for _, f := range s.closers {
 		f()
 	}
@@ -304,7 +246,7 @@ func (s *session) snapshot() state {
 	}
 	sort.Slice(items, func(a, b int) bool { return items[a].key < items[b].key })
 	if s.fifo != nil {
-		st.queued = s.fifo.queued()
+		st.queued = s.fifo.Queued()
 	}
 	st.cache = make([]json.RawMessage, 0, len(items))
 	for _, it := range items {
@@ -495,7 +437,7 @@ func (s *session) apply(c command) []effect {
 	if c.Cmd == "hold" || c.Cmd == "release" {
 		// Checked by the server before the command reaches here: a session in mode "fifo", with a
 		// request open (no probe).
-		s.fifo.setHeld(c.Cmd == "hold")
+		s.fifo.SetHeld(c.Cmd == "hold")
 		return nil
 	}
 	if s.probed != nil {
@@ -521,4 +463,23 @@ func (s *session) apply(c command) []effect {
 		s.fail(errRefused())
 	}
 	return nil
+}
+
+// startWaitersOn starts n goroutines that each call wait, a WaitForCacheSync of some kind that
+// starts polling at once; each is ready once its call returns true.
+func (s *session) startWaitersOn(n int, wait func() bool) {
+	s.ready = make([]bool, n)
+	s.waitStart = time.Now()
+	for i := range n {
+		s.waiting.Add(1)
+		go func() {
+			defer s.waiting.Done()
+			if wait() {
+				s.mu.Lock()
+				s.ready[i] = true
+				s.act()
+				s.mu.Unlock()
+			}
+		}()
+	}
 }

@@ -1,4 +1,4 @@
-package shim
+package listwatchtest
 
 import (
 	"bufio"
@@ -48,11 +48,6 @@ func parse(line []byte) (command, error) {
 	case "start":
 		if c.Waiters < 0 || c.PageSize < 0 {
 			return c, errors.New("start: waiters and page_size must not be negative")
-		}
-		switch c.Mode {
-		case "", "informer", "indexer-informer", "informer-watcher", "retrywatcher", "fifo", "reflector", "controller-runtime":
-		default:
-			return c, fmt.Errorf("start: mode %q is not informer, indexer-informer, informer-watcher, retrywatcher, fifo, reflector or controller-runtime", c.Mode)
 		}
 	case "respond":
 		if c.Status < 100 || c.Status > 599 {
@@ -156,7 +151,7 @@ func (w *watchdog) run() {
 			what, w.limit)})
 		buf := make([]byte, 8<<20)
 		buf = buf[:runtime.Stack(buf, true)]
-		fmt.Fprintf(os.Stderr, "listwatch client-go shim: stuck in %s; goroutines:\n%s\n", what, buf)
+		fmt.Fprintf(os.Stderr, "listwatchtest: stuck in %s; goroutines:\n%s\n", what, buf)
 		w.exit(3)
 		return
 	}
@@ -192,14 +187,27 @@ func (sv *server) next() command {
 	return c
 }
 
-// Serve runs the protocol on in and out until in ends. exit is os.Exit in the program.
-func Serve(t *testing.T, in io.Reader, out io.Writer, exit func(int)) {
+// Clients picks the client a run starts by the mode its configuration names, or says why it cannot
+// run that mode (listwatch then reports the error and stops).
+type Clients func(mode string) (Client, error)
+
+// Serve serves listwatch's client protocol on the process's stdin and stdout with the clients
+// named by mode, until stdin ends; it then exits the process. listwatch runs a Go test binary that
+// calls it (see [Run], which does) with `-test.run` selecting the one test: each seed is a run of
+// one client, inside a testing/synctest bubble of that test. The process must also run with
+// GOMAXPROCS=1 and GODEBUG=randautoseed=0,randseednop=0, as listwatch starts it.
+func Serve(t *testing.T, clients Clients) {
+	serve(t, os.Stdin, os.Stdout, os.Exit, clients)
+}
+
+// serve runs the protocol on in and out until in ends. exit is os.Exit in the program.
+func serve(t *testing.T, in io.Reader, out io.Writer, exit func(int), clients Clients) {
 	setup()
 	o := &output{w: out}
 	sv := &server{in: bufio.NewReaderSize(in, 1<<16), out: o, exit: exit}
 	sv.dog = &watchdog{limit: stuckLimit(), out: o, exit: exit}
 	addPanicHandler(func(r any) {
-		o.last(map[string]string{"error": oneLine(fmt.Sprintf("panic in client-go: %v", r))})
+		o.last(map[string]string{"error": oneLine(fmt.Sprintf("panic in the client: %v", r))})
 	})
 	go sv.dog.run()
 	for {
@@ -207,10 +215,11 @@ func Serve(t *testing.T, in io.Reader, out io.Writer, exit func(int)) {
 		if c.Cmd != "start" {
 			sv.fatal(2, fmt.Sprintf("%s: no session is running (start one first)", c.Cmd))
 		}
-		if !watchListGate && os.Getenv("KUBE_FEATURE_WatchListClient") == "true" {
-			sv.fatal(2, "start: KUBE_FEATURE_WatchListClient=true, but this client-go release has no WatchListClient gate (v0.31 and later)")
+		client, err := clients(c.Mode)
+		if err != nil {
+			sv.fatal(2, "start: "+err.Error())
 		}
-		sv.session(t, c)
+		sv.session(t, c, client)
 	}
 }
 
@@ -232,9 +241,6 @@ func setup() {
 		// apimachinery's default handlers include a rudimentary backoff that compares the bubble's
 		// fake clock with a real time taken at package init: inside a bubble it sleeps for decades.
 		setErrorHandler()
-		// The streaming list's switches (KUBE_FEATURE_WatchListClient from v0.31,
-		// ENABLE_CLIENT_GO_WATCH_LIST_ALPHA in v0.28–v0.30) are left as the harness set them: it
-		// removes both from the environment unless the configuration asks for one.
 	})
 }
 
@@ -253,7 +259,7 @@ func seedRand(seed uint64) error {
 }
 
 // session runs one session in its own bubble, from its start to its stop.
-func (sv *server) session(t *testing.T, start command) {
+func (sv *server) session(t *testing.T, start command, client Client) {
 	sv.dog.begin("start")
 	if err := seedRand(start.Seed); err != nil {
 		sv.fatal(1, err.Error())
@@ -266,7 +272,7 @@ func (sv *server) session(t *testing.T, start command) {
 			}
 		}()
 		s := &session{}
-		if err := s.begin(start); err != nil {
+		if err := s.begin(start, client); err != nil {
 			sv.fatal(1, fmt.Sprintf("start: %v", err))
 		}
 		sv.out.line(s.reply(nil))
@@ -282,7 +288,7 @@ func (sv *server) session(t *testing.T, start command) {
 				sv.fatal(2, "start: a session is already running (stop it first)")
 			case "hold", "release":
 				if s.fifo == nil {
-					sv.fatal(2, c.Cmd+": this session has no consumer to hold (start it in mode fifo)")
+					sv.fatal(2, c.Cmd+": this session has no consumer to hold (its client called no env.Hold)")
 				}
 				if s.probed != nil {
 					sv.fatal(2, c.Cmd+": no request is open (client-go is between requests, its next timer already probed)")

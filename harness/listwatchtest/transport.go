@@ -1,4 +1,4 @@
-package shim
+package listwatchtest
 
 import (
 	"context"

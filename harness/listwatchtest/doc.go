@@ -1,0 +1,27 @@
+// Package listwatchtest puts a Go user's own list/watch code under listwatch: their informer setup,
+// their raw watch loop, their hand-written reflector, judged by the same properties as client-go.
+//
+// A test registers the code as a [Client] and calls [Run]:
+//
+//	func TestMyReflector(t *testing.T) {
+//		listwatchtest.Run(t, func(env *listwatchtest.Env) error {
+//			cs, err := typedcorev1.NewForConfig(env.Config)
+//			if err != nil {
+//				return err
+//			}
+//			r := myctl.New(cs.ConfigMaps(env.Namespace), env.Handler())
+//			env.Show(r)
+//			env.Go(func() { r.Run(env.Context) })
+//			env.StartWaiters(env.WaitForCacheSync(r.HasSynced))
+//			return nil
+//		}, listwatchtest.Campaign{Seeds: 100})
+//	}
+//
+// Run starts the listwatch binary ($LISTWATCH, or listwatch on PATH), which runs this test binary
+// again with the test selected: there the same Run call serves the client, one seed per
+// testing/synctest bubble, its only way out env.Config. The test fails with each property broken,
+// its first seed and a trace file that `listwatch show` prints and `listwatch replay` runs again.
+//
+// The package builds against any client-go from v0.15; it uses the client-go of the module that
+// imports it.
+package listwatchtest

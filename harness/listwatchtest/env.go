@@ -1,0 +1,137 @@
+package listwatchtest
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// A Client starts the code under test and returns once it runs (its goroutines started), or an
+// error if it cannot start. It runs once per seed, inside a testing/synctest bubble: its only way
+// out is env.Config, its clock is the bubble's, and it must stop, and let its goroutines end, once
+// env.Context is done. Through env it shows listwatch what is judged: its cache and the resource
+// version it claims ([Env.Show]), its handlers' notifications ([Env.Handler] or [Env.Added] and
+// friends), and its readiness ([Env.StartWaiters]).
+type Client func(env *Env) error
+
+// View is what listwatch reads of a client after each step: the resource version it claims (""
+// for none), whether it says it has synced, and its cache. A cache.SharedIndexInformer is a View,
+// as is a cache.Controller with its indexer (see [StoreView]).
+type View interface {
+	LastSyncResourceVersion() string
+	HasSynced() bool
+	GetStore() cache.Store
+}
+
+// Queue is a consumer's backlog that listwatch can hold (its consumer pops nothing while held) to
+// play a slow handler, and whose length it reads. Optional: see [Env.Hold].
+type Queue interface {
+	SetHeld(held bool)
+	Queued() int
+}
+
+// Env is one seed's world as the code under test sees it. Only the goroutine that called the
+// Client may call its methods, except the notifications (Added, Updated, Deleted, DeletedUnknown,
+// Handler), which any goroutine of the code may call.
+type Env struct {
+	// Config reaches the API server listwatch plays, over a transport of its own, in JSON. Build
+	// clients on it as on any config: kubernetes.NewForConfig(env.Config).
+	Config *rest.Config
+	// Context is done when the seed's run stops; so is Stop closed.
+	Context context.Context
+	Stop    <-chan struct{}
+	// Namespace is where the world's objects live (ConfigMaps in "default").
+	Namespace string
+	// Waiters is how many callers listwatch asks to wait for the cache to sync (see StartWaiters).
+	Waiters int
+	// Mode, PageSize and Transform are what the configuration asks of code that offers choices
+	// (listwatch's own client-go configurations do); code that offers none ignores them.
+	Mode      string
+	PageSize  int
+	Transform bool
+
+	s *session
+}
+
+// Show tells listwatch where to read the client's cache, RV and sync state. A Client must call it
+// once before it returns.
+func (e *Env) Show(v View) { e.s.view = v }
+
+// StoreView is a View of a store of the code's own, with its claimed RV and sync state read by rv
+// and synced (nil: "" and false).
+func StoreView(store cache.Store, rv func() string, synced func() bool) View {
+	return &storeView{store, rv, synced}
+}
+
+type storeView struct {
+	store  cache.Store
+	rv     func() string
+	synced func() bool
+}
+
+func (v *storeView) LastSyncResourceVersion() string {
+	if v.rv == nil {
+		return ""
+	}
+	return v.rv()
+}
+
+func (v *storeView) HasSynced() bool { return v.synced != nil && v.synced() }
+
+func (v *storeView) GetStore() cache.Store { return v.store }
+
+// Handler is an event handler whose calls are the notifications listwatch judges: add it to the
+// informer the code runs (informer.AddEventHandler(env.Handler())), or call it from the code's own.
+func (e *Env) Handler() cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{AddFunc: e.Added, UpdateFunc: e.Updated, DeleteFunc: e.Deleted}
+}
+
+// Added notifies listwatch that the code's handler was told obj was added.
+func (e *Env) Added(obj interface{}) { e.s.notify("add", obj, nil) }
+
+// Updated notifies listwatch that the code's handler was told old became obj.
+func (e *Env) Updated(old, obj interface{}) { e.s.notify("update", obj, old) }
+
+// Deleted notifies listwatch that the code's handler was told obj was deleted; a
+// cache.DeletedFinalStateUnknown is a delete whose final state is unknown.
+func (e *Env) Deleted(obj interface{}) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		e.s.notify("delete-unknown", d.Obj, nil)
+		return
+	}
+	e.s.notify("delete", obj, nil)
+}
+
+// StartWaiters starts env.Waiters goroutines that each call wait, as a controller's workers call
+// cache.WaitForCacheSync before they work; each caller is ready once its call returns true. wait
+// must start polling at once, as WaitForCacheSync does (its 100 ms poll is the only timer
+// listwatch knows of a waiter). Code that never calls it shows no readiness.
+func (e *Env) StartWaiters(wait func() bool) { e.s.startWaitersOn(e.Waiters, wait) }
+
+// WaitForCacheSync is the usual wait for StartWaiters: cache.WaitForCacheSync on synced until
+// env.Stop closes.
+func (e *Env) WaitForCacheSync(synced ...cache.InformerSynced) func() bool {
+	return func() bool { return cache.WaitForCacheSync(e.Stop, synced...) }
+}
+
+// Go runs f on a goroutine of the code's that listwatch waits for when the run stops: f must
+// return once env.Context is done.
+func (e *Env) Go(f func()) {
+	e.s.waiting.Add(1)
+	go func() {
+		defer e.s.waiting.Done()
+		f()
+	}()
+}
+
+// OnStop registers f to run when the run stops, after Context is done (for what does not stop with
+// a context: a watch.Interface's Stop).
+func (e *Env) OnStop(f func()) { e.s.closers = append(e.s.closers, f) }
+
+// Hold lets listwatch hold q's consumer, a slow handler with a backlog.
+func (e *Env) Hold(q Queue) { e.s.fifo = q }
+
+// requestTimeout is the rest.Config.Timeout of a run (0: none).
+func requestTimeout(ms uint64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -1,0 +1,171 @@
+package listwatchtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serveEnv names the test a process started by listwatch serves the protocol for.
+const serveEnv = "LISTWATCH_GO_CLIENT"
+
+// binaryEnv tells listwatch the package's test binary is built already (the one running Run).
+const binaryEnv = "LISTWATCH_GO_TEST_BINARY"
+
+// Campaign is what listwatch runs a client through: seeded worlds, each with its faults, then
+// healing, every property judged after every step.
+type Campaign struct {
+	// Seeds is how many seeds, from FirstSeed (default 100).
+	Seeds     int
+	FirstSeed uint64
+	// Steps is how many steps with faults each seed takes before it heals (default 200).
+	Steps int
+	// FaultKinds narrows the faults a seed may draw (`listwatch simulate --fault-kinds`: "500",
+	// "disconnect", "410", ...); empty draws every kind, "none" none.
+	FaultKinds []string
+	// Waiters is how many callers wait for the cache to sync ([Env.StartWaiters]; default 3).
+	Waiters int
+	// Timeout is the client's rest.Config.Timeout (default none, as client-go's).
+	Timeout time.Duration
+	// Out is where shrunk failures are written: $LISTWATCH_OUT, or a directory under os.TempDir().
+	Out string
+}
+
+// Failure is one property a campaign found broken: its first seed, shrunk into a trace file that
+// `listwatch show` prints and `listwatch replay` runs again.
+type Failure struct {
+	Property string `json:"breaks"`
+	Seed     uint64 `json:"seed"`
+	Detail   string `json:"detail"`
+	Trace    string `json:"trace"`
+	Steps    int    `json:"shrunk_steps"`
+}
+
+// Run runs client through the campaign and fails t for each property broken, naming the property,
+// the seed and the trace file. It starts the listwatch binary ($LISTWATCH, or listwatch on PATH),
+// which runs this test binary again, selecting this test, to serve the client: so Run must be
+// called from the test function itself (t is the test listwatch selects), and the test must do
+// nothing before it that it cannot do twice.
+func Run(t *testing.T, client Client, c Campaign) {
+	t.Helper()
+	if os.Getenv(serveEnv) == t.Name() {
+		Serve(t, func(mode string) (Client, error) {
+			if mode != "" {
+				return nil, fmt.Errorf("mode %q: the client of test %s has no modes", mode, t.Name())
+			}
+			return client, nil
+		})
+		return
+	}
+	failures, err := Simulate(t.Name(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first seed of each property comes shrunk into a trace; later seeds are counted.
+	others := map[string][]uint64{}
+	for _, f := range failures {
+		if f.Trace == "" {
+			others[f.Property] = append(others[f.Property], f.Seed)
+		}
+	}
+	for _, f := range failures {
+		if f.Trace == "" {
+			continue
+		}
+		also := ""
+		if n := len(others[f.Property]); n > 0 {
+			also = fmt.Sprintf(" (and %d more seeds: %v)", n, others[f.Property])
+		}
+		t.Errorf("%s broken by seed %d%s: %s\n\ttrace (%d steps): %s\n\tlistwatch show %s\n\tlistwatch replay %s",
+			f.Property, f.Seed, also, f.Detail, f.Steps, f.Trace, f.Trace, f.Trace)
+	}
+}
+
+// Simulate runs the campaign on the client of test (a test of this package's test binary that
+// calls Run) and returns the properties it broke. Run calls it; a test that wants to assert on the
+// failures itself may call it from another test.
+func Simulate(test string, c Campaign) ([]Failure, error) {
+	bin, err := listwatchBinary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("listwatchtest: the package directory: %v", err)
+	}
+	spec := "go:" + dir + ",test=" + test
+	if c.Waiters > 0 {
+		spec += ",waiters=" + strconv.Itoa(c.Waiters)
+	}
+	if c.Timeout > 0 {
+		spec += fmt.Sprintf(",timeout=%ds", int(c.Timeout.Round(time.Second)/time.Second))
+	}
+	out := c.Out
+	if out == "" {
+		out = os.Getenv("LISTWATCH_OUT")
+	}
+	if out == "" {
+		out = filepath.Join(os.TempDir(), "listwatch", strings.NewReplacer("/", "_", " ", "_").Replace(test))
+	}
+	seeds := c.Seeds
+	if seeds <= 0 {
+		seeds = 100
+	}
+	args := []string{"simulate", "--client", spec, "--seed", strconv.FormatUint(c.FirstSeed, 10),
+		"--seeds", strconv.Itoa(seeds), "--out", out, "--json"}
+	if c.Steps > 0 {
+		args = append(args, "--steps", strconv.Itoa(c.Steps))
+	}
+	if len(c.FaultKinds) > 0 {
+		args = append(args, "--fault-kinds", strings.Join(c.FaultKinds, ","))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("listwatchtest: this test binary's path: %v", err)
+	}
+	cmd := exec.CommandContext(context.Background(), bin, args...)
+	cmd.Env = append(os.Environ(), binaryEnv+"="+exe)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var exit *exec.ExitError
+	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
+		return nil, fmt.Errorf("listwatch %s: %v: %s", strings.Join(args, " "), runErr, lastLine(stderr.String()))
+	}
+	var result struct {
+		Failures []Failure `json:"failures"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &result); err != nil {
+		return nil, fmt.Errorf("listwatch %s: its output is not a result (%v): %s", strings.Join(args, " "), err, lastLine(stderr.String()))
+	}
+	return result.Failures, nil
+}
+
+// listwatchBinary is $LISTWATCH, or listwatch on PATH.
+func listwatchBinary() (string, error) {
+	if p := os.Getenv("LISTWATCH"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("listwatchtest: LISTWATCH=%s: %v", p, err)
+		}
+		return p, nil
+	}
+	p, err := exec.LookPath("listwatch")
+	if err != nil {
+		return "", errors.New("listwatchtest: listwatch is not on PATH: install it with `cargo install --locked --path harness --features client-go` from its repository, or set LISTWATCH to its path")
+	}
+	return p, nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
