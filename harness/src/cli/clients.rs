@@ -50,7 +50,9 @@ impl ClientChoice {
             ));
         }
         // controller-runtime's cache runs in client-go's Go program.
-        if spec.starts_with("client-go") || spec.starts_with("controller-runtime") {
+        // A Go user's own client (listwatchtest) runs in its test binary the same way.
+        if spec.starts_with("client-go") || spec.starts_with("controller-runtime") || spec.starts_with("go:")
+        {
             #[cfg(feature = "client-go")]
             return listwatch_client_go::ClientGo::parse(spec).map(ClientChoice::ClientGo);
             #[cfg(not(feature = "client-go"))]

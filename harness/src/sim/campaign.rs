@@ -167,7 +167,7 @@ fn write_shrunk<K: Clients>(
     let path = if is_model {
         c.out.join(format!("seed-{seed}-{}.json", property.name()))
     } else {
-        c.out.join(format!("{}.{}.seed-{seed}.json", name.replace(',', "."), property.name()))
+        c.out.join(format!("{}.{}.seed-{seed}.json", file_stem(&name), property.name()))
     };
     trace.save(&path).map_err(|e| format!("--out: cannot write {}: {e}", path.display()))?;
     Ok((step, path))
@@ -350,4 +350,32 @@ pub fn timing(s: &Summary) -> String {
     let steps = s.tally.safety_steps + s.tally.heal_steps;
     let rate = if s.seconds > 0.0 { steps as f64 / s.seconds } else { 0.0 };
     format!("listwatch simulate: {:.2} s, {} steps/s on one core", s.seconds, thousands(rate as u64))
+}
+
+/// A client's spec as part of a file name: `client-go@v0.37.2,waiters=2` as `client-go@v0.37.2.waiters=2`;
+/// a Go package's `go:DIR,test=T` as `go.PKG.test=T` (PKG the directory's last component).
+fn file_stem(name: &str) -> String {
+    let name = match name.strip_prefix("go:") {
+        Some(rest) => {
+            let (dir, options) = rest.split_once(',').unwrap_or((rest, ""));
+            let package = std::path::Path::new(dir).file_name().and_then(|n| n.to_str()).unwrap_or("package");
+            format!("go.{package},{options}")
+        }
+        None => name.to_string(),
+    };
+    name.replace(',', ".")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "._-@=".contains(c) { c } else { '_' })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_stem;
+
+    #[test]
+    fn a_trace_file_name_has_no_directory_in_it() {
+        assert_eq!(file_stem("client-go@v0.30.14,waiters=2"), "client-go@v0.30.14.waiters=2");
+        assert_eq!(file_stem("go:/src/my ctl/pkg,test=TestA/b"), "go.pkg.test=TestA_b");
+    }
 }

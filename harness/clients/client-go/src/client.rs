@@ -222,7 +222,11 @@ fn notification(n: &Value) -> Result<Notification, String> {
 
 impl Client for ClientGoClient {
     fn start(&mut self) {
-        let kind = Kind { binary: self.config.binary.clone(), env: self.config.watch_list_env() };
+        let kind = Kind {
+            binary: self.config.binary.clone(),
+            env: self.config.watch_list_env(),
+            test: self.config.go.as_ref().map(|g| g.test.clone()),
+        };
         match Process::take(&kind) {
             Ok(p) => self.process = Some(p),
             Err(e) => {
@@ -238,6 +242,7 @@ impl Client for ClientGoClient {
             crate::config::Lists::IndexerInformer => "indexer-informer",
             crate::config::Lists::InformerWatcher => "informer-watcher",
             crate::config::Lists::ControllerRuntime => "controller-runtime",
+            crate::config::Lists::Go => "",
             _ => "informer",
         };
         let mut start = json!({

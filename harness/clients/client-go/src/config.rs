@@ -56,6 +56,10 @@ pub enum Lists {
     /// `WatchListClient` feature gate (`KUBE_FEATURE_WatchListClient=true`) from v0.31, where it is
     /// off by default until v0.35.
     WatchList,
+    /// A Go user's own code: the client a test of theirs registers with the `listwatchtest` package
+    /// (`harness/listwatchtest`), run from that package's test binary (`go:DIR,test=NAME`), against
+    /// whatever client-go their module requires.
+    Go,
 }
 
 impl Lists {
@@ -92,6 +96,18 @@ pub struct ClientGo {
     /// copy, marks it, and refuses an object it already transformed (client-go documents one
     /// transform per object for default informers). SharedIndexInformer configurations, v0.24 on.
     pub transform: bool,
+    /// For a Go user's client ([`Lists::Go`]): the package directory and the test that registers
+    /// it; `binary` is then that package's test binary.
+    pub go: Option<GoTest>,
+}
+
+/// A test of a Go user's package that registers a client with `listwatchtest.Run`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GoTest {
+    /// The package directory, as the spec names it.
+    pub dir: String,
+    /// The test's full name (`TestX`, or `TestX/sub` for a subtest).
+    pub test: String,
 }
 
 impl ClientGo {
@@ -107,6 +123,7 @@ impl ClientGo {
             binary: binary(PINNED),
             timeout_secs: None,
             transform: false,
+            go: None,
         };
         vec![
             named(
@@ -166,6 +183,9 @@ impl ClientGo {
     /// (`listwatch clients`).
     /// The release's shim must be built (`scripts/build-client-go vX.Y.Z`).
     pub fn parse(spec: &str) -> Result<ClientGo, String> {
+        if spec.starts_with("go:") {
+            return crate::go_package::parse(spec);
+        }
         let mut parts = spec.split(',');
         let head = parts.next().unwrap_or("");
         let (name, version) = match head.split_once('@') {
@@ -183,23 +203,8 @@ impl ClientGo {
         config.version = version;
         for option in parts {
             match option.split_once('=') {
-                Some(("waiters", n)) => {
-                    config.waiters = n
-                        .parse()
-                        .ok()
-                        .filter(|n| (1..=16).contains(n))
-                        .ok_or_else(|| format!("{spec:?}: waiters must be a number from 1 to 16"))?;
-                }
-                Some(("timeout", t)) => {
-                    config.timeout_secs = Some(
-                        t.strip_suffix('s')
-                            .and_then(|n| n.parse().ok())
-                            .filter(|n| (1..=3600).contains(n))
-                            .ok_or_else(|| {
-                            format!("{spec:?}: timeout must be seconds from 1 to 3600, like 30s")
-                        })?,
-                    );
-                }
+                Some(("waiters", n)) => config.waiters = waiters_option(spec, n)?,
+                Some(("timeout", t)) => config.timeout_secs = Some(timeout_option(spec, t)?),
                 None if option == "transform" => {
                     if !matches!(
                         config.lists,
@@ -240,6 +245,9 @@ impl ClientGo {
 
     /// The spec [`Self::parse`] reads back.
     pub fn spec(&self) -> String {
+        if let Some(go) = &self.go {
+            return crate::go_package::spec(self, go);
+        }
         let mut s = self.name.to_string();
         if self.version != PINNED {
             s.push('@');
@@ -272,7 +280,8 @@ impl ClientGo {
             | Lists::IndexerInformer
             | Lists::InformerWatcher
             | Lists::Reflector
-            | Lists::ControllerRuntime => vec![],
+            | Lists::ControllerRuntime
+            | Lists::Go => vec![],
             Lists::WatchList if has_gate => vec![("KUBE_FEATURE_WatchListClient", "true")],
             Lists::WatchList => vec![("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA", "true")],
             Lists::ListWatch | Lists::Paged | Lists::RetryWatcher if has_gate => {
@@ -317,6 +326,10 @@ impl ClientGo {
     /// v0.20.0, and in the v0.19.5 and v0.18.18 patch releases; never in v0.17 and before. Without it a
     /// watch on a dead connection waits until a timeout of the client's own (`,timeout=`), if any.
     pub fn has_health_check(&self) -> bool {
+        if self.lists == Lists::Go {
+            // A user's module: the health check is in every client-go of the last five years.
+            return true;
+        }
         match self.minor() {
             0..=17 => false,
             18 => self.patch() >= 18,
@@ -360,6 +373,22 @@ impl ClientGo {
         }
         out
     }
+}
+
+/// The value of a spec's `waiters=N` option: 1 to 16.
+pub fn waiters_option(spec: &str, n: &str) -> Result<usize, String> {
+    n.parse()
+        .ok()
+        .filter(|n| (1..=16).contains(n))
+        .ok_or_else(|| format!("{spec:?}: waiters must be a number from 1 to 16"))
+}
+
+/// The value of a spec's `timeout=Ns` option: seconds from 1 to 3600.
+pub fn timeout_option(spec: &str, t: &str) -> Result<u32, String> {
+    t.strip_suffix('s')
+        .and_then(|n| n.parse().ok())
+        .filter(|n| (1..=3600).contains(n))
+        .ok_or_else(|| format!("{spec:?}: timeout must be seconds from 1 to 3600, like 30s"))
 }
 
 /// The built Go program of a release.

@@ -11,6 +11,7 @@
 
 pub mod client;
 pub mod config;
+pub mod go_package;
 pub mod process;
 
 pub use client::ClientGoClient;

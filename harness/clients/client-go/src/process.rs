@@ -29,6 +29,8 @@ pub struct Kind {
     /// The variables that switch the streaming list, as the configuration sets them
     /// (`ClientGo::watch_list_env`).
     pub env: Vec<(&'static str, &'static str)>,
+    /// The Go test that serves a user's client (`go:` configurations), or none for the shim.
+    pub test: Option<String>,
 }
 
 /// A running shim.
@@ -83,8 +85,14 @@ impl Process {
 
     fn spawn(kind: &Kind) -> Result<Process, String> {
         let mut command = Command::new(&kind.binary);
+        match &kind.test {
+            // listwatchtest.Run serves when this names its test.
+            Some(test) => command
+                .args(["-test.run", &crate::go_package::run_pattern(test)])
+                .env("LISTWATCH_GO_CLIENT", test),
+            None => command.args(["-test.run", "^TestShim$"]),
+        };
         command
-            .args(["-test.run", "^TestShim$"])
             .env("GOMAXPROCS", "1")
             .env("GODEBUG", "randautoseed=0,randseednop=0")
             .stdin(Stdio::piped())
@@ -169,7 +177,11 @@ impl Process {
         let status = self.child.try_wait().ok().flatten().map(|s| format!(" ({s})")).unwrap_or_default();
         let last = self.stderr.lock().unwrap_or_else(|p| p.into_inner()).back().cloned().unwrap_or_default();
         let said = if last.is_empty() { String::new() } else { format!("; its last log line: {last}") };
-        format!("the client-go program, at its '{what}' command: {why}{status}{said}")
+        let program = match &self.kind.test {
+            Some(test) => format!("the Go program of test {test} ({})", shown(&self.kind.binary)),
+            None => "the client-go program".to_string(),
+        };
+        format!("{program}, at its '{what}' command: {why}{status}{said}")
     }
 
     /// End the session and put the process back in the pool (or end it, if it cannot be reused).

@@ -1,0 +1,141 @@
+//! A Go user's own client: `go:DIR,test=NAME[,waiters=N][,timeout=Ns]` names a test in the Go package
+//! at DIR that registers its code with the `listwatchtest` package (`harness/listwatchtest`). The
+//! package's test binary serves listwatch's protocol for that test, as the client-go shim does for
+//! its modes: the same processes, bubbles and replies. The binary is the one `LISTWATCH_GO_TEST_BINARY`
+//! names (a `go test` run of `listwatchtest.Run` sets it to itself), or `go test -c` of DIR.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::config::{timeout_option, waiters_option, ClientGo, GoTest, Lists, WAITERS};
+
+/// The spec [`parse`] reads.
+const USAGE: &str = "go:DIR,test=NAME[,waiters=N][,timeout=Ns]";
+
+/// The configuration a `go:` spec names, its test binary built.
+pub fn parse(spec: &str) -> Result<ClientGo, String> {
+    let rest = spec.strip_prefix("go:").unwrap_or(spec);
+    let mut parts = rest.split(',');
+    let dir = parts.next().unwrap_or("").to_string();
+    if dir.is_empty() {
+        return Err(format!("{spec:?}: no package directory (expected {USAGE})"));
+    }
+    let mut config = ClientGo {
+        name: "go",
+        lists: Lists::Go,
+        about: "a Go package's own client, registered by a test with listwatchtest.Run",
+        version: "go".to_string(),
+        waiters: WAITERS,
+        page_size: None,
+        binary: PathBuf::new(),
+        timeout_secs: None,
+        transform: false,
+        go: None,
+    };
+    let mut test = None;
+    for option in parts {
+        match option.split_once('=') {
+            Some(("test", name)) if !name.is_empty() && !name.contains(char::is_whitespace) => {
+                test = Some(name.to_string());
+            }
+            Some(("waiters", n)) => config.waiters = waiters_option(spec, n)?,
+            Some(("timeout", t)) => config.timeout_secs = Some(timeout_option(spec, t)?),
+            _ => {
+                return Err(format!(
+                    "{spec:?}: unknown option {option:?} (expected {USAGE}; test names the Go test that calls listwatchtest.Run)"
+                ))
+            }
+        }
+    }
+    let test = test.ok_or_else(|| format!("{spec:?}: which test? (expected {USAGE})"))?;
+    if !Path::new(&dir).is_dir() {
+        return Err(format!("{spec:?}: {dir} is not a directory (expected the Go package's directory)"));
+    }
+    config.binary = test_binary(spec, &dir)?;
+    config.go = Some(GoTest { dir, test });
+    Ok(config)
+}
+
+/// The spec [`parse`] reads back.
+pub fn spec(config: &ClientGo, go: &GoTest) -> String {
+    let mut s = format!("go:{},test={}", go.dir, go.test);
+    if config.waiters != WAITERS {
+        s.push_str(&format!(",waiters={}", config.waiters));
+    }
+    if let Some(t) = config.timeout_secs {
+        s.push_str(&format!(",timeout={t}s"));
+    }
+    s
+}
+
+/// The `-test.run` pattern that selects exactly `test` (each level of a subtest anchored and quoted).
+pub fn run_pattern(test: &str) -> String {
+    test.split('/')
+        .map(|level| {
+            let quoted: String = level
+                .chars()
+                .flat_map(|c| {
+                    let escape = c.is_ascii_punctuation() && c != '_';
+                    escape.then_some('\\').into_iter().chain(std::iter::once(c))
+                })
+                .collect();
+            format!("^{quoted}$")
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The package's test binary: the one a running `go test` named, or one `go test -c` builds into the
+/// system's temporary directory (one per package directory, rebuilt each time: Go's build cache makes
+/// that quick when nothing changed).
+fn test_binary(spec: &str, dir: &str) -> Result<PathBuf, String> {
+    if let Some(bin) = std::env::var_os("LISTWATCH_GO_TEST_BINARY") {
+        let bin = PathBuf::from(bin);
+        if !bin.is_file() {
+            return Err(format!("{spec:?}: LISTWATCH_GO_TEST_BINARY={} is not a file", bin.display()));
+        }
+        return Ok(bin);
+    }
+    let abs = std::fs::canonicalize(dir).map_err(|e| format!("{spec:?}: {dir}: {e}"))?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(&abs, &mut hasher);
+    let out_dir =
+        std::env::temp_dir().join(format!("listwatch-go-{:016x}", std::hash::Hasher::finish(&hasher)));
+    std::fs::create_dir_all(&out_dir).map_err(|e| format!("{spec:?}: {}: {e}", out_dir.display()))?;
+    let bin = out_dir.join("package.test");
+    let built = Command::new("go")
+        .args(["test", "-c", "-o"])
+        .arg(&bin)
+        .arg(".")
+        .current_dir(&abs)
+        .output()
+        .map_err(|e| format!("{spec:?}: cannot run go ({e}): Go 1.25 or later must be on PATH"))?;
+    if !built.status.success() {
+        let text = String::from_utf8_lossy(&built.stderr);
+        let why = text.lines().find(|l| !l.starts_with('#')).unwrap_or("no message").trim();
+        return Err(format!("{spec:?}: the package does not build (go test -c): {why}"));
+    }
+    if !bin.is_file() {
+        return Err(format!("{spec:?}: the package has no tests to build (go test -c wrote nothing)"));
+    }
+    Ok(bin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_pattern_selects_one_test_and_quotes_it() {
+        assert_eq!(run_pattern("TestReflector"), "^TestReflector$");
+        assert_eq!(run_pattern("TestA/seed_3.x"), "^TestA$/^seed_3\\.x$");
+    }
+
+    #[test]
+    fn a_spec_without_a_test_or_directory_is_refused() {
+        assert!(parse("go:").unwrap_err().contains("no package directory"));
+        assert!(parse("go:.").unwrap_err().contains("which test?"));
+        assert!(parse("go:/nonexistent/pkg,test=TestX").unwrap_err().contains("is not a directory"));
+        assert!(parse("go:.,test=TestX,page=3").unwrap_err().contains("unknown option"));
+    }
+}
