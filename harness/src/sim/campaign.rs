@@ -72,6 +72,8 @@ pub struct Summary {
     pub seconds: f64,
     /// The properties the campaign's client cannot be judged by, each with why.
     pub not_judged: Vec<(Property, &'static str)>,
+    /// The client under test, when it is not the model's reflector (`--client` of a reproduction).
+    pub client: Option<String>,
 }
 
 /// Run a campaign with the clients `k` makes; `Err` when a shrunk trace cannot be written, or a client's
@@ -80,7 +82,8 @@ pub fn run<K: Clients>(c: &Campaign, k: &K) -> Result<Summary, String> {
     let started = Instant::now();
     let total = c.shard_seeds().count() as u64;
     let progress = std::io::stderr().is_terminal() && total >= 100;
-    let mut summary = Summary::default();
+    let client = (k.name() != ModelReflector::NAME).then(|| k.name());
+    let mut summary = Summary { client, ..Summary::default() };
     let mut last_draw = Instant::now();
     for seed in c.shard_seeds() {
         if crate::interrupt::interrupted().load(std::sync::atomic::Ordering::Relaxed) {
@@ -248,7 +251,12 @@ pub fn text(c: &Campaign, s: &Summary) -> String {
             if let Some((len, path)) = &f.shrunk {
                 out.push_str(&format!("      shrunk to {len} steps: {}\n", path.display()));
             }
-            out.push_str(&format!("      reproduce: listwatch simulate --seed {}{}\n", f.seed, flags(c)));
+            let client = s.client.as_ref().map(|k| format!(" --client '{k}'")).unwrap_or_default();
+            out.push_str(&format!(
+                "      reproduce: listwatch simulate --seed {}{}{client}\n",
+                f.seed,
+                flags(c)
+            ));
         }
     }
     out

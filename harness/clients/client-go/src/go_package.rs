@@ -89,7 +89,7 @@ pub fn run_pattern(test: &str) -> String {
 /// system's temporary directory (one per package directory, rebuilt each time: Go's build cache makes
 /// that quick when nothing changed).
 fn test_binary(spec: &str, dir: &str) -> Result<PathBuf, String> {
-    if let Some(bin) = std::env::var_os("LISTWATCH_GO_TEST_BINARY") {
+    if let Some(bin) = std::env::var_os("LISTWATCH_GO_TEST_BINARY").filter(|b| !b.is_empty()) {
         let bin = PathBuf::from(bin);
         if !bin.is_file() {
             return Err(format!("{spec:?}: LISTWATCH_GO_TEST_BINARY={} is not a file", bin.display()));
