@@ -14,7 +14,6 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
-	"time"
 )
 
 // command is one line of the harness's input.
@@ -103,60 +102,6 @@ func (o *output) last(v any) {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// watchdog reports a command that takes more than limit of real time (synctest cannot see a
-// goroutine blocked on a mutex, so a deadlock there would hang the bubble silently). It runs
-// outside every bubble, on the real clock.
-type watchdog struct {
-	mu    sync.Mutex
-	gen   uint64
-	busy  bool
-	what  string
-	limit time.Duration
-	out   *output
-	exit  func(int)
-}
-
-func (w *watchdog) begin(what string) {
-	w.mu.Lock()
-	w.gen++
-	w.busy, w.what = true, what
-	w.mu.Unlock()
-}
-
-func (w *watchdog) end() {
-	w.mu.Lock()
-	w.busy = false
-	w.mu.Unlock()
-}
-
-func (w *watchdog) run() {
-	var seen uint64
-	var since time.Time
-	tick := w.limit / 50
-	for {
-		time.Sleep(tick)
-		w.mu.Lock()
-		busy, gen, what := w.busy, w.gen, w.what
-		w.mu.Unlock()
-		now := time.Now()
-		if !busy || gen != seen {
-			seen, since = gen, now
-			continue
-		}
-		if now.Sub(since) < w.limit {
-			continue
-		}
-		w.out.last(map[string]string{"stuck": fmt.Sprintf(
-			"%s: no reply after %v of real time (a goroutine blocked where synctest cannot see it, e.g. on a mutex)",
-			what, w.limit)})
-		buf := make([]byte, 8<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		fmt.Fprintf(os.Stderr, "listwatchtest: stuck in %s; goroutines:\n%s\n", what, buf)
-		w.exit(3)
-		return
-	}
-}
-
 // server reads commands and runs sessions, one after another.
 type server struct {
 	in   *bufio.Reader
@@ -205,7 +150,7 @@ func serve(t *testing.T, in io.Reader, out io.Writer, exit func(int), clients Cl
 	setup()
 	o := &output{w: out}
 	sv := &server{in: bufio.NewReaderSize(in, 1<<16), out: o, exit: exit}
-	sv.dog = &watchdog{limit: stuckLimit(), out: o, exit: exit}
+	sv.dog = &watchdog{limit: stuckLimit(), stallAfter: stallAfter(), out: o, exit: exit}
 	addPanicHandler(func(r any) {
 		o.last(map[string]string{"error": oneLine(fmt.Sprintf("panic in the client: %v", r))})
 	})
@@ -221,15 +166,6 @@ func serve(t *testing.T, in io.Reader, out io.Writer, exit func(int), clients Cl
 		}
 		sv.session(t, c, client)
 	}
-}
-
-// stuckLimit is 10 s of real time, or LISTWATCH_SHIM_STUCK_MS.
-func stuckLimit() time.Duration {
-	var n int
-	if _, err := fmt.Sscan(os.Getenv("LISTWATCH_SHIM_STUCK_MS"), &n); err == nil && n > 0 {
-		return time.Duration(n) * time.Millisecond
-	}
-	return 10 * time.Second
 }
 
 var setupOnce sync.Once

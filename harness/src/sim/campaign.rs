@@ -366,7 +366,9 @@ fn file_stem(name: &str) -> String {
     let name = match name.strip_prefix("go:") {
         Some(rest) => {
             let (dir, options) = rest.split_once(',').unwrap_or((rest, ""));
-            let package = std::path::Path::new(dir).file_name().and_then(|n| n.to_str()).unwrap_or("package");
+            let dir = std::path::Path::new(dir);
+            let full = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+            let package = full.file_name().and_then(|n| n.to_str()).unwrap_or("package").to_string();
             format!("go.{package},{options}")
         }
         None => name.to_string(),

@@ -52,6 +52,9 @@ pub struct ClientGoClient {
     bookmark_read: Rev,
     halted: Option<String>,
     gone: Option<String>,
+    /// The program's bubble spins: a goroutine that never blocks (its location). The client then
+    /// takes steps of no time and no progress for ever, as the model's `spin-on-close` does.
+    spinning: Option<String>,
     /// The program's consumer can be held or released now, and whether it is held.
     holdable: bool,
     held: bool,
@@ -78,6 +81,7 @@ impl ClientGoClient {
             bookmark_read: Rev(0),
             halted: None,
             gone: None,
+            spinning: None,
             holdable: false,
             held: false,
             queued: false,
@@ -91,6 +95,21 @@ impl ClientGoClient {
         }
         let Some(process) = self.process.as_mut() else { return };
         match process.call(&command) {
+            Ok(reply) if reply["spinning"].is_string() || reply["blocked"].is_string() => {
+                self.process = None;
+                self.effects.clear();
+                if let Some(at) = reply["spinning"].as_str() {
+                    // With the program's own log on, where it spins.
+                    if std::env::var_os("LISTWATCH_CLIENT_GO_LOG").is_some() {
+                        eprintln!("client-go: {}: {at}", self.config.spec());
+                    }
+                    self.spinning = Some(at.to_string());
+                    self.timer = Some((Timer::Spin, 0));
+                } else if let Some(at) = reply["blocked"].as_str() {
+                    self.timer = None;
+                    self.halted.get_or_insert(format!("its bubble can never go on: {at}"));
+                }
+            }
             Ok(reply) => {
                 if let Err(e) = self.fold(&reply) {
                     self.gone = Some(e);

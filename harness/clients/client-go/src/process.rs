@@ -156,6 +156,12 @@ impl Process {
             Ok(reply) => {
                 let value: Value = serde_json::from_str(&reply)
                     .map_err(|e| self.died(&what, &format!("it answered a line that is not JSON ({e})")))?;
+                // A busy loop or a lock the bubble cannot see is what the client did, not a failure
+                // of the program; its bubble can never go on, so the process has ended.
+                if value["spinning"].is_string() || value["blocked"].is_string() {
+                    self.kill();
+                    return Ok(value);
+                }
                 if let Some(stuck) = value["stuck"].as_str() {
                     return Err(self.died(&what, &format!("it is stuck: {stuck}")));
                 }
