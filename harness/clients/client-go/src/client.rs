@@ -52,9 +52,6 @@ pub struct ClientGoClient {
     bookmark_read: Rev,
     halted: Option<String>,
     gone: Option<String>,
-    /// The program's bubble spins: a goroutine that never blocks (its location). The client then
-    /// takes steps of no time and no progress for ever, as the model's `spin-on-close` does.
-    spinning: Option<String>,
     /// The program's consumer can be held or released now, and whether it is held.
     holdable: bool,
     held: bool,
@@ -81,7 +78,6 @@ impl ClientGoClient {
             bookmark_read: Rev(0),
             halted: None,
             gone: None,
-            spinning: None,
             holdable: false,
             held: false,
             queued: false,
@@ -99,11 +95,12 @@ impl ClientGoClient {
                 self.process = None;
                 self.effects.clear();
                 if let Some(at) = reply["spinning"].as_str() {
+                    // The bubble spins: a goroutine that never blocks. The client then takes steps
+                    // of no time and no progress for ever, as the model's `spin-on-close` does.
                     // With the program's own log on, where it spins.
                     if std::env::var_os("LISTWATCH_CLIENT_GO_LOG").is_some() {
                         eprintln!("client-go: {}: {at}", self.config.spec());
                     }
-                    self.spinning = Some(at.to_string());
                     self.timer = Some((Timer::Spin, 0));
                 } else if let Some(at) = reply["blocked"].as_str() {
                     self.timer = None;
