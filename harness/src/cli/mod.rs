@@ -61,6 +61,9 @@ pub enum Command {
     /// Run seeded swarm simulations: faults, then healing; shrink every failure into a trace
     #[command(after_long_help = simulate::SIMULATE_HELP)]
     Simulate(simulate::SimulateArgs),
+    /// Merge the shards of one campaign (`simulate --shard K/N --json`) into the single run's summary
+    #[command(after_long_help = simulate::MERGE_HELP)]
+    Merge(simulate::MergeArgs),
     /// List the clients that can be put under test (`simulate --client`)
     Clients,
     /// Render a trace file
@@ -127,6 +130,7 @@ pub fn run(args: &[String]) -> i32 {
         Some(Command::Bugs(b)) => Ok(check::bugs(&b)),
         Some(Command::Explore(e)) => Ok(check::explore(&e)),
         Some(Command::Simulate(s)) => simulate::simulate(&s),
+        Some(Command::Merge(m)) => simulate::merge(&m),
         Some(Command::Clients) => {
             for (name, about) in clients::ClientChoice::all() {
                 println!("{name:34} {about}");

@@ -8,6 +8,7 @@ use super::clients::{with_clients, ClientChoice};
 use super::UsageError;
 use crate::sim::campaign::{self, Campaign};
 use crate::sim::draw::Narrowing;
+use crate::sim::merge::Shard;
 
 pub const SIMULATE_HELP: &str = "\
 Each seed (default 0..100; --seed S alone runs S only) draws a world and a fault mix, takes --steps
@@ -169,6 +170,44 @@ pub fn simulate(args: &SimulateArgs) -> Result<i32, UsageError> {
         print!("{}", campaign::text(&c, &summary));
     }
     eprintln!("{}", campaign::timing(&summary));
+    Ok(if summary.failures.is_empty() { 0 } else { 1 })
+}
+
+pub const MERGE_HELP: &str = "\
+Each FILE is one shard's `listwatch simulate --shard K/N --json` output, all of one campaign (the same
+seeds, steps, flaws, fault kinds and client) and every K from 1 to N once. The merged summary is the one a
+single run of the campaign prints, byte for byte: its failures in seed order, the first of each property
+with its shrunk trace (the shards' traces keep their paths: give the shards one --out to keep the single
+run's). A Kubernetes Indexed Job runs the shards (README, \"Campaigns on a cluster\").
+
+exit status: 0 every seed passes, 1 a seed fails, 2 a file that cannot be read or is not a shard of the
+campaign (one line naming it).";
+
+/// `merge`'s arguments.
+#[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
+pub struct MergeArgs {
+    /// The shards' JSON summaries
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Run `merge`: the exit status `simulate` gives for the merged campaign.
+pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
+    let mut shards = Vec::with_capacity(args.files.len());
+    for f in &args.files {
+        let json = std::fs::read_to_string(f)
+            .map_err(|e| UsageError(format!("{}: cannot read: {e}", f.display())))?;
+        shards.push(Shard { name: f.display().to_string(), json });
+    }
+    let (c, summary) = crate::sim::merge::merge(&shards).map_err(UsageError)?;
+    if args.json {
+        println!("{}", campaign::json(&c, &summary));
+    } else {
+        print!("{}", campaign::text(&c, &summary));
+    }
     Ok(if summary.failures.is_empty() { 0 } else { 1 })
 }
 

@@ -71,7 +71,7 @@ pub struct Summary {
     pub failures: Vec<Failure>,
     pub seconds: f64,
     /// The properties the campaign's client cannot be judged by, each with why.
-    pub not_judged: Vec<(Property, &'static str)>,
+    pub not_judged: Vec<(Property, String)>,
     /// The client under test, when it is not the model's reflector (`--client` of a reproduction).
     pub client: Option<String>,
 }
@@ -92,7 +92,7 @@ pub fn run<K: Clients>(c: &Campaign, k: &K) -> Result<Summary, String> {
         let run = run_seed_in(k, seed, c.flaws, c.narrowing, c.steps, c.heal_limit());
         summary.seeds_run += 1;
         summary.tally.add(&run.tally);
-        summary.not_judged.clone_from(&run.not_judged);
+        summary.not_judged = run.not_judged.iter().map(|(p, why)| (*p, why.to_string())).collect();
         let (what, detail) = match &run.end {
             End::Rest => (None, String::new()),
             End::Broke(v) => (Some(v.property.name().to_string()), v.to_string()),
@@ -347,8 +347,11 @@ pub fn json(c: &Campaign, s: &Summary) -> String {
     let mut value = value;
     if !s.not_judged.is_empty() {
         let why: serde_json::Map<String, serde_json::Value> =
-            s.not_judged.iter().map(|(p, why)| (p.name().to_string(), (*why).into())).collect();
+            s.not_judged.iter().map(|(p, why)| (p.name().to_string(), why.clone().into())).collect();
         value["not_judged"] = why.into();
+    }
+    if let Some(client) = &s.client {
+        value["client"] = client.clone().into();
     }
     serde_json::to_string_pretty(&value).unwrap_or_default()
 }

@@ -3,6 +3,7 @@
 
 pub mod campaign;
 pub mod draw;
+pub mod merge;
 pub mod rng;
 pub mod run;
 pub mod shrink;
