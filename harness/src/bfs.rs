@@ -107,6 +107,33 @@ pub struct Found {
     pub hit_max_states: bool,
     /// Whether it stopped because the process reached `memory_limit_bytes` while making a level.
     pub out_of_memory: bool,
+    /// What the seen set cost and risked.
+    pub fingerprints: Fingerprints,
+}
+
+/// The seen set of a search: fingerprints only, so two states with one fingerprint would make the
+/// second look seen. Reported as TLC reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Fingerprints {
+    /// Successors made, the ones already seen among them (TLC's "states generated").
+    pub generated: u64,
+    /// Bytes the seen set holds: the fingerprint table and each state's parent and step.
+    pub seen_bytes: u64,
+}
+
+impl Fingerprints {
+    /// TLC's "calculated (optimistic)" estimate of the probability that a fingerprint collision hid a
+    /// state: each of the `generated - distinct` lookups that found a fingerprint could have matched
+    /// any of the `distinct` ones by chance, 2^-64 each (tlc2.tool.ModelChecker, `reportSuccess`).
+    pub fn collision_probability(self, distinct: usize) -> f64 {
+        let distinct = distinct as f64;
+        distinct * (self.generated as f64 - distinct).max(0.0) / 2f64.powi(64)
+    }
+
+    /// The seen set's bytes per distinct state.
+    pub fn bytes_per_state(self, distinct: usize) -> f64 {
+        self.seen_bytes as f64 / distinct.max(1) as f64
+    }
 }
 
 /// What one thread made of one chunk of a level.
@@ -115,6 +142,8 @@ struct Chunk {
     /// (place in the level, property, violation): the first of each property in the chunk.
     violations: Vec<(usize, Property, Violation)>,
     witnessed: [bool; Property::COUNT],
+    /// Successors made, seen before or not.
+    generated: u64,
     /// Successors not visited before this level: fingerprint, parent's place in the level, step. The
     /// state itself is dropped at once and made again if it is new: keeping every successor until the
     /// level is merged costs more in memory traffic than the second step costs.
@@ -212,6 +241,8 @@ fn search_in_pool<C: Checkable>(
     let mut depth = 0;
     let mut hit_max_states = false;
     let mut out_of_memory = false;
+    // The initial state counts as generated, as in TLC.
+    let mut generated = 1;
     let threads = rayon::current_num_threads();
 
     while !level.is_empty() {
@@ -240,6 +271,7 @@ fn search_in_pool<C: Checkable>(
                     }
                     actions.clear();
                     state.sys.actions(&mut actions);
+                    out.generated += actions.len() as u64;
                     for &action in &actions {
                         let next = successor(state, action, symmetry);
                         let fp = fingerprint(&next);
@@ -254,6 +286,7 @@ fn search_in_pool<C: Checkable>(
 
         // The level's verdicts: per property, its first violation in BFS order.
         for chunk in &chunks {
+            generated += chunk.generated;
             for (i, w) in chunk.witnessed.iter().enumerate() {
                 if *w && witnessed_at[i].is_none() {
                     // The initial state is level 1 and zero steps from itself.
@@ -320,6 +353,10 @@ fn search_in_pool<C: Checkable>(
     }
 
     let states = parents.len();
+    // hashbrown's table: a fingerprint and a control byte per bucket.
+    let table = visited.capacity().next_power_of_two() * (std::mem::size_of::<u64>() + 1);
+    let seen_bytes = (table + parents.capacity() * std::mem::size_of::<Parent>()) as u64;
+    let fingerprints = Fingerprints { generated, seen_bytes };
     let violations = first_violation
         .into_iter()
         .enumerate()
@@ -336,7 +373,15 @@ fn search_in_pool<C: Checkable>(
             })
         })
         .collect();
-    Found { states, depth, violations, witnessed: witnessed_at.to_vec(), hit_max_states, out_of_memory }
+    Found {
+        states,
+        depth,
+        violations,
+        witnessed: witnessed_at.to_vec(),
+        hit_max_states,
+        out_of_memory,
+        fingerprints,
+    }
 }
 
 /// Judge one state for the properties still undecided.

@@ -116,6 +116,8 @@ pub struct Outcome {
     /// What ended it early, if anything did.
     pub cut: Option<Cut>,
     pub verdicts: Vec<Verdict>,
+    /// The seen set's figures, for listwatch's own breadth-first search (stateright's do not say).
+    pub fingerprints: Option<crate::bfs::Fingerprints>,
 }
 
 impl Outcome {
@@ -125,7 +127,15 @@ impl Outcome {
             .into_iter()
             .map(|property| Verdict { property, counterexample: None, witnessed_at: None })
             .collect();
-        Outcome { states: 0, depth: 0, seconds: 0.0, complete: false, cut: Some(cut), verdicts }
+        Outcome {
+            states: 0,
+            depth: 0,
+            seconds: 0.0,
+            complete: false,
+            cut: Some(cut),
+            verdicts,
+            fingerprints: None,
+        }
     }
 
     pub fn violated(&self) -> impl Iterator<Item = &Verdict> {
@@ -219,6 +229,7 @@ fn run_bfs<C: Checkable>(model: &CheckModel<C>, limits: Limits, watch: &Watch<'_
         complete: cut.is_none(),
         cut,
         verdicts,
+        fingerprints: Some(found.fingerprints),
     }
 }
 
@@ -367,7 +378,15 @@ fn summarize<C: Checkable>(
     let cut = cut
         .or_else(|| (checker.state_count() >= limits.max_states).then_some(Cut::MaxStates))
         .or_else(|| (limits.stop_at_violation && any_violation).then_some(Cut::FirstViolation));
-    Outcome { states, depth: checker.max_depth(), seconds, complete: cut.is_none(), cut, verdicts }
+    Outcome {
+        states,
+        depth: checker.max_depth(),
+        seconds,
+        complete: cut.is_none(),
+        cut,
+        verdicts,
+        fingerprints: None,
+    }
 }
 
 /// Serve stateright's Explorer over one world; returns only if the server stops.

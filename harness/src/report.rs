@@ -88,6 +88,17 @@ pub fn check_text(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
             }
         );
         let _ = writeln!(out, "  {:<17} {}", "", describe(&w.config));
+        if let Some(f) = o.fingerprints.filter(|_| o.states > 0) {
+            let _ = writeln!(
+                out,
+                "  {:<17} {} states generated; a fingerprint collision hid a state with probability {:.1E} \
+                 (TLC's optimistic estimate); seen set {:.1} bytes per state",
+                "",
+                f.generated,
+                f.collision_probability(o.states),
+                f.bytes_per_state(o.states)
+            );
+        }
     }
     let complete = outcomes.iter().all(|o| o.complete);
     let _ = writeln!(out, "\n  {:<31} {:<9} witness", "property", "verdict");
@@ -123,8 +134,16 @@ pub fn check_json(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
         .iter()
         .zip(outcomes)
         .map(|(w, o)| {
+            let fingerprints = o.fingerprints.map_or(String::new(), |f| {
+                format!(
+                    ",\"generated\":{},\"collision_probability\":{:e},\"seen_bytes_per_state\":{:.1}",
+                    f.generated,
+                    f.collision_probability(o.states),
+                    f.bytes_per_state(o.states)
+                )
+            });
             format!(
-                "{{\"world\":{},\"states\":{},\"depth\":{},\"seconds\":{:.3},\"complete\":{},\"stopped_by\":{}}}",
+                "{{\"world\":{},\"states\":{},\"depth\":{},\"seconds\":{:.3},\"complete\":{},\"stopped_by\":{}{fingerprints}}}",
                 js(w.name),
                 o.states,
                 o.depth,

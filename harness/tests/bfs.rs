@@ -28,7 +28,11 @@ fn summary(o: &Outcome) -> (usize, usize, Vec<PropertySummary>) {
 
 /// Everything, counterexamples step for step and their violations word for word.
 fn exact(o: &Outcome) -> String {
-    let mut text = format!("{} states, depth {}, complete {}\n", o.states, o.depth, o.complete);
+    let generated = o.fingerprints.map(|f| f.generated);
+    let mut text = format!(
+        "{} states ({generated:?} generated), depth {}, complete {}\n",
+        o.states, o.depth, o.complete
+    );
     for v in &o.verdicts {
         text += &format!("{} witnessed at {:?}", v.property, v.witnessed_at);
         if let Some((steps, violation)) = &v.counterexample {
@@ -94,4 +98,22 @@ fn a_state_limit_cuts_the_search_and_says_so() {
     let o = run(w.config, Search::Bfs, Limits { max_states: 500, ..limits(2) });
     assert!(!o.complete);
     assert_eq!(o.states, 500, "exactly the states allowed are judged");
+}
+
+#[test]
+fn the_seen_set_reports_what_tlc_reports() {
+    let w = &worlds(Scope::Small, Flaws::NONE)[0];
+    let o = run(w.config, Search::Bfs, limits(2));
+    let f = o.fingerprints.expect("listwatch's search reports its seen set");
+    // Every distinct state was generated once, and most are reached again by another path.
+    assert!(f.generated > 2 * o.states as u64, "{} generated for {} states", f.generated, o.states);
+    let expected = o.states as f64 * (f.generated - o.states as u64) as f64 / 2f64.powi(64);
+    assert_eq!(f.collision_probability(o.states), expected, "TLC's optimistic estimate");
+    // A fingerprint and its control byte, a parent and a step: more than 9 bytes, less than a state.
+    let bytes = f.bytes_per_state(o.states);
+    assert!((9.0..64.0).contains(&bytes), "{bytes} bytes per state");
+    assert!(
+        run(w.config, Search::StaterightBfs, limits(1)).fingerprints.is_none(),
+        "stateright's does not say"
+    );
 }
