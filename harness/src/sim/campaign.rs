@@ -92,7 +92,10 @@ pub fn run<K: Clients>(c: &Campaign, k: &K) -> Result<Summary, String> {
         let run = run_seed_in(k, seed, c.flaws, c.narrowing, c.steps, c.heal_limit());
         summary.seeds_run += 1;
         summary.tally.add(&run.tally);
+        // In catalogue order, whatever order the client names them in: a merge of shards, which reads
+        // them back from JSON's sorted keys, gives the same summary.
         summary.not_judged = run.not_judged.iter().map(|(p, why)| (*p, why.to_string())).collect();
+        summary.not_judged.sort_by_key(|(p, _)| *p as usize);
         let (what, detail) = match &run.end {
             End::Rest => (None, String::new()),
             End::Broke(v) => (Some(v.property.name().to_string()), v.to_string()),

@@ -132,7 +132,7 @@ fn read(name: &str, v: &Value) -> Result<Read, String> {
         for (p, why) in map {
             not_judged.push((property(p)?, why.as_str().unwrap_or_default().to_string()));
         }
-        // The JSON's keys are sorted; a run lists them in catalogue order.
+        // The JSON's keys are sorted by name; a campaign lists them in catalogue order.
         not_judged.sort_by_key(|(p, _)| *p as usize);
     }
     let client = v["client"].as_str().map(str::to_string);
