@@ -36,7 +36,8 @@ pub fn merge(shards: &[Shard]) -> Result<(Campaign, Summary), String> {
     }
     let head = &parsed[0];
     let (campaign, n) = (head.campaign.clone(), head.shard.1);
-    let mut seen = vec![false; n as usize];
+    // A set, not a vector of N: N comes from the files, and a file may say anything.
+    let mut seen = std::collections::BTreeSet::new();
     let mut summary = Summary {
         client: head.summary.client.clone(),
         not_judged: head.summary.not_judged.clone(),
@@ -53,17 +54,19 @@ pub fn merge(shards: &[Shard]) -> Result<(Campaign, Summary), String> {
         if shard_n != n {
             return Err(format!("{}: shard {shard_k}/{shard_n}, but {} is one of {n}", s.name, first.name));
         }
-        if std::mem::replace(&mut seen[shard_k as usize - 1], true) {
+        if !seen.insert(shard_k) {
             return Err(format!("{}: shard {shard_k}/{n} is given twice", s.name));
         }
         summary.seeds_run += part.seeds_run;
         summary.tally.add(&part.tally);
         summary.failures.extend(part.failures);
     }
-    let missing: Vec<String> =
-        seen.iter().enumerate().filter(|(_, s)| !**s).map(|(k, _)| format!("{}/{n}", k + 1)).collect();
-    if !missing.is_empty() {
-        return Err(format!("shards missing: {} (every shard of {n} is needed)", missing.join(", ")));
+    let missing = n - seen.len() as u64;
+    if missing > 0 {
+        let named: Vec<String> =
+            (1..=n).filter(|k| !seen.contains(k)).take(10).map(|k| format!("{k}/{n}")).collect();
+        let more = if missing > 10 { format!(" and {} more", missing - 10) } else { String::new() };
+        return Err(format!("shards missing: {}{more} (every shard of {n} is needed)", named.join(", ")));
     }
     summary.failures.sort_by_key(|f| f.seed);
     let mut kinds_shrunk: Vec<String> = Vec::new();
@@ -232,6 +235,10 @@ mod tests {
         assert_eq!(merge(&s).err().as_deref(), Some("shards missing: 3/3 (every shard of 3 is needed)"));
         s.push(Shard { name: "again.json".into(), json: s[1].json.clone() });
         assert_eq!(merge(&s).err().as_deref(), Some("again.json: shard 2/3 is given twice"));
+        let huge = s[0].json.replace("\"shard\": \"1/3\"", "\"shard\": \"1/18446744073709551615\"");
+        let e = merge(&[Shard { name: "huge.json".into(), json: huge }]).expect_err("one of 2^64 - 1");
+        assert!(e.starts_with("shards missing: 2/18446744073709551615, "), "{e}");
+        assert!(e.contains(" and 18446744073709551604 more"), "{e}");
         s.pop();
         let other = Campaign { steps: 41, ..campaign((3, 3), &out) };
         let json = campaign::json(&other, &run(&other, &ModelReflector).expect("runs"));
