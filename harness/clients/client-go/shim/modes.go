@@ -10,7 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"listwatch.dev/listwatchtest"
@@ -41,14 +43,37 @@ func clients(mode string) (listwatchtest.Client, error) {
 	return nil, fmt.Errorf("mode %q is not informer, indexer-informer, informer-watcher, retrywatcher, fifo, reflector or controller-runtime", mode)
 }
 
+// coreCodecs decode what the shim's REST client receives: core/v1 and meta/v1 (lists, watch events,
+// Status), registered as k8s.io/client-go/kubernetes/scheme registers them. That scheme (which the typed
+// clientset imports) registers every API group, and would double the build of each release (about 95 s
+// instead of 53 s, and 400 MB of Go's build cache instead of 200, measured on v0.37.2 from an empty cache)
+// for types the shim never decodes.
+var coreCodecs = func() serializer.CodecFactory {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	return serializer.NewCodecFactory(s)
+}()
+
 // listWatch is the ListWatch of ConfigMaps in the world's namespace over env's config, listing in
-// pages of env.PageSize where it asks for pages.
+// pages of env.PageSize where it asks for pages. Its REST client is the one the typed clientset's
+// CoreV1().RESTClient() returns: the same defaults (kubernetes/typed/core/v1's setConfigDefaults, the
+// same in every release from v0.15), over coreCodecs.
 func listWatch(env *listwatchtest.Env) (*cache.ListWatch, error) {
-	client, err := typedcorev1.NewForConfig(env.Config)
+	config := rest.CopyConfig(env.Config)
+	config.GroupVersion = &corev1.SchemeGroupVersion
+	config.APIPath = "/api"
+	config.NegotiatedSerializer = coreCodecs.WithoutConversion()
+	if config.UserAgent == "" {
+		config.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	client, err := rest.RESTClientFor(config)
 	if err != nil {
 		return nil, fmt.Errorf("building the client: %w", err)
 	}
-	lw := cache.NewListWatchFromClient(client.RESTClient(), "configmaps", env.Namespace, fields.Everything())
+	lw := cache.NewListWatchFromClient(client, "configmaps", env.Namespace, fields.Everything())
 	if env.PageSize > 0 {
 		pageSizeLister(lw, int64(env.PageSize))
 	}
