@@ -10,18 +10,23 @@
 //! thread its counterexamples depend on thread timing. Here
 //! a state is fingerprinted with foldhash's quality hasher by the thread that made it, the visited set
 //! is read without locks while a level is expanded and written only between levels, a property is
-//! judged only until it is decided, and a state is stored once: its parent's number and the step that
-//! reached it (BENCHMARKS.md has the figures side by side).
+//! judged only until it is decided, and a state is kept as its fingerprint ([`seen`]) and, on disk, its
+//! parent's number and the place of the step that reached it ([`steps`]); BENCHMARKS.md has the figures
+//! side by side.
+
+mod seen;
+mod steps;
 
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use hashbrown::HashTable;
 use listwatch_model::Action;
 use listwatch_properties::{violation, witnessed, Property, Violation};
 use rayon::prelude::*;
 
 use crate::check_model::{resident_bytes, CheckModel, CheckState, Checkable};
+use seen::FingerprintSet;
+use steps::Steps;
 
 /// How a state's fingerprint is taken: 64 bits of foldhash's quality hasher with a fixed seed, so that
 /// a run is the same on every run. Two different states with one fingerprint would make the second
@@ -73,14 +78,8 @@ impl Hasher for Gather {
     }
 }
 
-/// A state's number is its place in BFS order; its parent's number and the step that reached it are
-/// all that is kept of it once its level is done.
-#[derive(Clone, Copy, Debug)]
-struct Parent {
-    parent: u32,
-    action: Action,
-}
-
+/// The initial state's parent. A state's number is its place in BFS order; its fingerprint, its parent's
+/// number and the place of the step that reached it are all that is kept of it once its level is done.
 const ROOT: u32 = u32::MAX;
 
 /// What a run reports while it runs: read by the progress line and the limits' watch.
@@ -105,7 +104,8 @@ pub struct Found {
     pub witnessed: Vec<Option<usize>>,
     /// Whether the search stopped at `max_states` before the state space was exhausted.
     pub hit_max_states: bool,
-    /// Whether it stopped because the process reached `memory_limit_bytes` while making a level.
+    /// Whether it stopped because the process reached `memory_limit_bytes` while making a level, or the
+    /// seen set its share of it ([`SEEN_SHARE`]).
     pub out_of_memory: bool,
     /// What the seen set cost and risked.
     pub fingerprints: Fingerprints,
@@ -117,8 +117,11 @@ pub struct Found {
 pub struct Fingerprints {
     /// Successors made, the ones already seen among them (TLC's "states generated").
     pub generated: u64,
-    /// Bytes the seen set holds: the fingerprint table and each state's parent and step.
+    /// Bytes the seen set holds in memory: the fingerprint table, and the newest states' parents and
+    /// steps not yet written out.
     pub seen_bytes: u64,
+    /// Bytes of parents and steps on disk (6 a state).
+    pub trace_bytes: u64,
 }
 
 impl Fingerprints {
@@ -144,10 +147,11 @@ struct Chunk {
     witnessed: [bool; Property::COUNT],
     /// Successors made, seen before or not.
     generated: u64,
-    /// Successors not visited before this level: fingerprint, parent's place in the level, step. The
-    /// state itself is dropped at once and made again if it is new: keeping every successor until the
-    /// level is merged costs more in memory traffic than the second step costs.
-    successors: Vec<(u64, u32, Action)>,
+    /// Successors not visited before this level: fingerprint, parent's place in the level, step, and
+    /// the step's place among the parent's actions. The state itself is dropped at once and made again if
+    /// it is new: keeping every successor until the level is merged costs more in memory traffic than the
+    /// second step costs.
+    successors: Vec<(u64, u32, Action, u16)>,
 }
 
 /// The settings of one search.
@@ -165,6 +169,9 @@ pub struct Settings {
     /// that polls could stop it, so the search checks it itself every [`MEMORY_EVERY`] states it makes.
     pub memory_limit_bytes: Option<u64>,
 }
+
+/// The share of the memory limit the seen set may take (the levels' states take the rest): a quarter.
+pub const SEEN_SHARE: u64 = 4;
 
 /// How many states a thread makes between two looks at the resident memory (a read of
 /// `/proc/self/statm`, a few microseconds): about a megabyte of states.
@@ -222,11 +229,11 @@ fn search_in_pool<C: Checkable>(
     if symmetry {
         init.sys.canonicalize_servers();
     }
-    let mut visited: HashTable<u64> = HashTable::new();
-    let mut parents: Vec<Parent> = Vec::new();
-    let init_fp = fingerprint(&init);
-    visited.insert_unique(init_fp, init_fp, |fp| *fp);
-    parents.push(Parent { parent: ROOT, action: Action::Heal });
+    let mut visited = FingerprintSet::new(settings.memory_limit_bytes.map_or(u64::MAX, |m| m / SEEN_SHARE));
+    let mut parents = Steps::new();
+    // The first fingerprint always fits.
+    let _ = visited.insert(fingerprint(&init));
+    parents.push(ROOT, 0);
 
     let mut first_violation: Vec<Option<(u32, Violation)>> = vec![None; Property::COUNT];
     let mut witnessed_at: [Option<usize>; Property::COUNT] = [None; Property::COUNT];
@@ -237,6 +244,8 @@ fn search_in_pool<C: Checkable>(
     let mut spare: Vec<Option<CheckState<C>>> = Vec::new();
     let mut ids: Vec<u32> = vec![0];
     let mut new: Vec<(u32, Action)> = Vec::new();
+    // Whether the seen set reached its budget: the level merged so far is judged, and nothing is expanded.
+    let mut seen_full = false;
     let mut new_ids: Vec<u32> = Vec::new();
     let mut depth = 0;
     let mut hit_max_states = false;
@@ -250,7 +259,7 @@ fn search_in_pool<C: Checkable>(
         progress.depth.store(depth, Ordering::Relaxed);
         let want_violation: [bool; Property::COUNT] = std::array::from_fn(|i| first_violation[i].is_none());
         let want_witness: [bool; Property::COUNT] = std::array::from_fn(|i| witnessed_at[i].is_none());
-        let expand = !hit_max_states;
+        let expand = !hit_max_states && !seen_full;
         let chunk_len = (level.len() / (threads * 8)).clamp(16, 4096);
         let visited_now = &visited;
         let chunks: Vec<Chunk> = level
@@ -272,11 +281,12 @@ fn search_in_pool<C: Checkable>(
                     actions.clear();
                     state.sys.actions(&mut actions);
                     out.generated += actions.len() as u64;
-                    for &action in &actions {
+                    for (k, &action) in actions.iter().enumerate() {
                         let next = successor(state, action, symmetry);
                         let fp = fingerprint(&next);
-                        if visited_now.find(fp, |v| *v == fp).is_none() {
-                            out.successors.push((fp, place as u32, action));
+                        if !visited_now.contains(fp) {
+                            let k = u16::try_from(k).expect("a state has fewer than 65,536 actions");
+                            out.successors.push((fp, place as u32, action, k));
                         }
                     }
                 }
@@ -310,15 +320,22 @@ fn search_in_pool<C: Checkable>(
         new.clear();
         new_ids.clear();
         'merge: for chunk in &chunks {
-            for &(fp, place, action) in &chunk.successors {
-                if let hashbrown::hash_table::Entry::Vacant(slot) = visited.entry(fp, |v| *v == fp, |v| *v) {
-                    slot.insert(fp);
-                    let id = parents.len() as u32;
-                    parents.push(Parent { parent: ids[place as usize], action });
-                    new.push((place, action));
-                    new_ids.push(id);
-                    if parents.len() >= settings.max_states {
-                        hit_max_states = true;
+            for &(fp, place, action, k) in &chunk.successors {
+                match visited.insert(fp) {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        let id = parents.len() as u32;
+                        parents.push(ids[place as usize], k);
+                        new.push((place, action));
+                        new_ids.push(id);
+                        if parents.len() >= settings.max_states {
+                            hit_max_states = true;
+                            break 'merge;
+                        }
+                    }
+                    Err(seen::Full) => {
+                        seen_full = true;
+                        out_of_memory = true;
                         break 'merge;
                     }
                 }
@@ -353,16 +370,17 @@ fn search_in_pool<C: Checkable>(
     }
 
     let states = parents.len();
-    // hashbrown's table: a fingerprint and a control byte per bucket.
-    let table = visited.capacity().next_power_of_two() * (std::mem::size_of::<u64>() + 1);
-    let seen_bytes = (table + parents.capacity() * std::mem::size_of::<Parent>()) as u64;
-    let fingerprints = Fingerprints { generated, seen_bytes };
+    let fingerprints = Fingerprints {
+        generated,
+        seen_bytes: visited.bytes() + parents.memory_bytes(),
+        trace_bytes: parents.disk_bytes(),
+    };
     let violations = first_violation
         .into_iter()
         .enumerate()
         .map(|(i, v)| {
             v.map(|(id, found)| {
-                let steps = path(&parents, id);
+                let steps = path(model, &parents, id, symmetry);
                 if !symmetry {
                     return (steps, found);
                 }
@@ -405,14 +423,32 @@ fn judge<C: Checkable>(
     }
 }
 
-/// The steps from the initial state to state `id`.
-fn path(parents: &[Parent], mut id: u32) -> Vec<Action> {
-    let mut steps = Vec::new();
-    while parents[id as usize].parent != ROOT {
-        steps.push(parents[id as usize].action);
-        id = parents[id as usize].parent;
+/// The steps from the initial state to state `id` (under symmetry, each in the names of its state's
+/// canonical form): the places of its steps read back from `parents`, then replayed from the initial
+/// state, as the search made them.
+fn path<C: Checkable>(model: &CheckModel<C>, parents: &Steps, mut id: u32, symmetry: bool) -> Vec<Action> {
+    let mut places = Vec::new();
+    loop {
+        let (parent, place) = parents.get(id);
+        if parent == ROOT {
+            break;
+        }
+        places.push(place);
+        id = parent;
     }
-    steps.reverse();
+    let mut state = model.initial_state();
+    if symmetry {
+        state.sys.canonicalize_servers();
+    }
+    let mut actions = Vec::new();
+    let mut steps = Vec::with_capacity(places.len());
+    for &place in places.iter().rev() {
+        actions.clear();
+        state.sys.actions(&mut actions);
+        let action = actions[usize::from(place)];
+        state = successor(&state, action, symmetry);
+        steps.push(action);
+    }
     steps
 }
 

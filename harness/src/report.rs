@@ -92,11 +92,12 @@ pub fn check_text(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
             let _ = writeln!(
                 out,
                 "  {:<17} {} states generated; a fingerprint collision hid a state with probability {:.1E} \
-                 (TLC's optimistic estimate); seen set {:.1} bytes per state",
+                 (TLC's optimistic estimate); seen set {:.1} bytes per state, traces {:.1} on disk",
                 "",
                 f.generated,
                 f.collision_probability(o.states),
-                f.bytes_per_state(o.states)
+                f.bytes_per_state(o.states),
+                f.trace_bytes as f64 / o.states as f64
             );
         }
     }
@@ -136,10 +137,11 @@ pub fn check_json(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
         .map(|(w, o)| {
             let fingerprints = o.fingerprints.map_or(String::new(), |f| {
                 format!(
-                    ",\"generated\":{},\"collision_probability\":{:e},\"seen_bytes_per_state\":{:.1}",
+                    ",\"generated\":{},\"collision_probability\":{:e},\"seen_bytes_per_state\":{:.1},\"trace_bytes_on_disk\":{}",
                     f.generated,
                     f.collision_probability(o.states),
-                    f.bytes_per_state(o.states)
+                    f.bytes_per_state(o.states),
+                    f.trace_bytes
                 )
             });
             format!(

@@ -109,9 +109,21 @@ fn the_seen_set_reports_what_tlc_reports() {
     assert!(f.generated > 2 * o.states as u64, "{} generated for {} states", f.generated, o.states);
     let expected = o.states as f64 * (f.generated - o.states as u64) as f64 / 2f64.powi(64);
     assert_eq!(f.collision_probability(o.states), expected, "TLC's optimistic estimate");
-    // A fingerprint and its control byte, a parent and a step: more than 9 bytes, less than a state.
+    // A fingerprint, 8 bytes in a table between half and three quarters full, and the newest parents and
+    // steps not yet written out (6 bytes a state, 48 KiB at most): far less than a state.
     let bytes = f.bytes_per_state(o.states);
-    assert!((9.0..64.0).contains(&bytes), "{bytes} bytes per state");
+    let most = 16.0 + (64 << 10) as f64 / o.states as f64;
+    assert!(
+        o.states > 1024 && (32.0 / 3.0..most).contains(&bytes),
+        "{bytes} bytes per state over {} states",
+        o.states
+    );
+    // The others, 6 bytes each, on disk.
+    assert!(
+        f.trace_bytes.is_multiple_of(6) && f.trace_bytes < 6 * o.states as u64,
+        "{} bytes on disk",
+        f.trace_bytes
+    );
     assert!(
         run(w.config, Search::StaterightBfs, limits(1)).fingerprints.is_none(),
         "stateright's does not say"
