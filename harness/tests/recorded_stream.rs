@@ -9,7 +9,7 @@ mod corpus_files;
 
 use listwatch_harness::replay::record;
 use listwatch_harness::tracefile::{Trace, Verdict};
-use listwatch_model::{ClientId, ListResponse, ListRv, Message, Observed, Request, Rev};
+use listwatch_model::{ClientId, ListResponse, ListRv, Message, Observed, Request, Rev, WatchFrom};
 use listwatch_properties::{judge_frames, Environment, Frame, Property, Shown};
 
 fn verdict(frames: &[Frame]) -> Verdict {
@@ -89,4 +89,37 @@ fn a_list_loop_with_no_failure_breaks_the_request_rate_bound() {
     assert_eq!(violation.property, Property::Backoff);
     assert_eq!(step, usize::from(listwatch_properties::history::REQUESTS_WITHOUT_PROGRESS_MAX));
     assert!(violation.detail.contains("without its RV moving"), "{violation}");
+}
+
+/// The same loop, stopped at the bound: then a LIST answered past the claim, and at once the WATCH from
+/// its RV, in one frame. The RV moved before the WATCH went, so the WATCH is not one more request without
+/// progress, although the client's claim that shows the move comes after it (`check --scope large`
+/// found the correct reflector failing so, in the watch-list world, before the LIST's answer counted).
+#[test]
+fn a_watch_sent_right_after_a_list_that_moved_the_rv_is_not_one_more_without_progress() {
+    const C: ClientId = ClientId(0);
+    let list = Request::List { rv: ListRv::Any };
+    let env = Environment { quiet: false, settled: false, caught_up: true, faulty: false };
+    let answer = |rv| Message::List(Ok(ListResponse { rv: Rev(rv), items: Vec::new(), cont: None }));
+    let mut frames = vec![Frame {
+        seen: vec![Observed::Sent { client: C, request: list }],
+        environment: env,
+        clients: vec![shown(0, false)],
+    }];
+    let bound = usize::from(listwatch_properties::history::REQUESTS_WITHOUT_PROGRESS_MAX);
+    for _ in 1..bound {
+        let seen = vec![
+            Observed::Received { client: C, message: answer(0) },
+            Observed::Sent { client: C, request: list },
+        ];
+        frames.push(Frame { seen, environment: env, clients: vec![shown(0, true)] });
+    }
+    assert_eq!(judge_frames(&frames), None, "{bound} requests without progress are allowed");
+    let watch = Request::Watch { from: WatchFrom::Rv(Rev(5)), timeout_secs: 300, bookmarks: true };
+    let seen = vec![
+        Observed::Received { client: C, message: answer(5) },
+        Observed::Sent { client: C, request: watch },
+    ];
+    frames.push(Frame { seen, environment: env, clients: vec![shown(5, true)] });
+    assert_eq!(judge_frames(&frames), None, "the LIST's answer moved the RV");
 }

@@ -466,6 +466,11 @@ impl History {
                 c.last_error = None;
                 c.paging = list.cont.is_some().then_some(rv);
                 if list.cont.is_none() {
+                    // A complete LIST past the claim moves the client's RV: the request it sends next, in
+                    // the same step and before its claim is seen, is not one more without progress.
+                    if list.rv > c.claimed {
+                        c.requests_without_progress = 0;
+                    }
                     (c.latest, c.complete, c.open_keys) = (list.rv, list.rv, KeySet::default());
                     c.progressed();
                 }
