@@ -123,3 +123,26 @@ fn a_watch_sent_right_after_a_list_that_moved_the_rv_is_not_one_more_without_pro
     frames.push(Frame { seen, environment: env, clients: vec![shown(5, true)] });
     assert_eq!(judge_frames(&frames), None, "the LIST's answer moved the RV");
 }
+
+/// A client that lists again and again, each LIST answered at the same RV past its claim, which it never
+/// claims: the first answer moved its RV, the others did not, so the loop still breaks the bound.
+#[test]
+fn a_list_loop_answered_past_a_claim_never_made_still_breaks_the_request_rate_bound() {
+    const C: ClientId = ClientId(0);
+    let list = Request::List { rv: ListRv::Any };
+    let env = Environment { quiet: false, settled: false, caught_up: true, faulty: false };
+    let mut frames = vec![Frame {
+        seen: vec![Observed::Sent { client: C, request: list }],
+        environment: env,
+        clients: vec![shown(0, false)],
+    }];
+    for _ in 0..8 {
+        let ok = Message::List(Ok(ListResponse { rv: Rev(5), items: Vec::new(), cont: None }));
+        let seen =
+            vec![Observed::Received { client: C, message: ok }, Observed::Sent { client: C, request: list }];
+        frames.push(Frame { seen, environment: env, clients: vec![shown(0, true)] });
+    }
+    let (_, violation) = judge_frames(&frames).expect("the loop is caught");
+    assert_eq!(violation.property, Property::Backoff);
+    assert!(violation.detail.contains("without its RV moving"), "{violation}");
+}

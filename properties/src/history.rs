@@ -467,8 +467,10 @@ impl History {
                 c.paging = list.cont.is_some().then_some(rv);
                 if list.cont.is_none() {
                     // A complete LIST past the claim moves the client's RV: the request it sends next, in
-                    // the same step and before its claim is seen, is not one more without progress.
-                    if list.rv > c.claimed {
+                    // the same step and before its claim is seen, is not one more without progress. Only
+                    // past the last complete LIST too, so that a client answered the same RV again and again
+                    // without ever claiming it still counts its requests.
+                    if list.rv > c.claimed.max(c.complete) {
                         c.requests_without_progress = 0;
                     }
                     (c.latest, c.complete, c.open_keys) = (list.rv, list.rv, KeySet::default());
