@@ -47,14 +47,7 @@ impl FingerprintSet {
         if fp == 0 {
             return self.zero;
         }
-        let mut i = self.first_slot(fp);
-        loop {
-            match self.slots[i] {
-                0 => return false,
-                s if s == fp => return true,
-                _ => i = if i + 1 == self.slots.len() { 0 } else { i + 1 },
-            }
-        }
+        probe(&self.slots, fp).is_ok()
     }
 
     /// Adds `fp`: `Ok(true)` if it was not there, `Ok(false)` if it was, [`Full`] if it was not and the
@@ -79,10 +72,6 @@ impl FingerprintSet {
         Ok(new)
     }
 
-    fn first_slot(&self, fp: u64) -> usize {
-        first_slot(fp, self.slots.len())
-    }
-
     fn grow(&mut self, slots: usize) {
         let mut table = vec![0; slots];
         for &fp in self.slots.iter().filter(|&&fp| fp != 0) {
@@ -92,21 +81,26 @@ impl FingerprintSet {
     }
 }
 
-fn first_slot(fp: u64, slots: usize) -> usize {
-    ((u128::from(fp) * slots as u128) >> 64) as usize
+/// Where `fp` (not 0) is, `Ok`, or else the first free slot from its own, `Err`: its own slot is its
+/// value scaled to the table's length.
+fn probe(slots: &[u64], fp: u64) -> Result<usize, usize> {
+    let mut i = ((u128::from(fp) * slots.len() as u128) >> 64) as usize;
+    loop {
+        match slots[i] {
+            0 => return Err(i),
+            s if s == fp => return Ok(i),
+            _ => i = if i + 1 == slots.len() { 0 } else { i + 1 },
+        }
+    }
 }
 
 /// Puts `fp` (not 0) in the first free slot from its own, unless it is there: whether it was not.
 fn place(slots: &mut [u64], fp: u64) -> bool {
-    let mut i = first_slot(fp, slots.len());
-    loop {
-        match slots[i] {
-            0 => {
-                slots[i] = fp;
-                return true;
-            }
-            s if s == fp => return false,
-            _ => i = if i + 1 == slots.len() { 0 } else { i + 1 },
+    match probe(slots, fp) {
+        Ok(_) => false,
+        Err(i) => {
+            slots[i] = fp;
+            true
         }
     }
 }
