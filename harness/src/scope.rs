@@ -260,12 +260,20 @@ pub fn describe(config: &Config) -> String {
         line.push_str(&format!(", manager {} clusters / {} requests", m.clusters, m.requests));
     }
     line.push_str(&format!(", progress notify {}", describe_progress_notify(config)));
-    if let Some(buffer) = config.etcd_watch_buffer {
-        let policy = match config.tombstones {
-            TombstonePolicy::DropAtCompaction => "etcd 3.4 tombstones",
-            TombstonePolicy::KeepAtCompactRev => "etcd 3.5.16+ tombstones",
-        };
-        line.push_str(&format!(", etcd watch buffer {buffer} ({policy})"));
+    let policy = match config.tombstones {
+        TombstonePolicy::DropAtCompaction => "etcd 3.4 tombstones",
+        TombstonePolicy::KeepAtCompactRev => "etcd 3.5.16+ tombstones",
+    };
+    match config.etcd_watch_buffer {
+        Some(buffer) => line.push_str(&format!(", etcd watch buffer {buffer} ({policy})")),
+        // The default worlds' policy goes unsaid, as it always has.
+        None if config.tombstones != TombstonePolicy::DropAtCompaction => {
+            line.push_str(&format!(", {policy}"))
+        }
+        None => {}
+    }
+    if !config.etcd_progress_requests {
+        line.push_str(", etcd answers no progress requests (A12: streaming lists refused)");
     }
     line
 }

@@ -113,6 +113,9 @@ struct ConfigFile {
     cache_window: u8,
     etcd_watch_buffer: Option<u8>,
     tombstones: String,
+    /// E7/A12: whether etcd answers progress requests; absent (it does) in files that predate it.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    etcd_progress_requests: bool,
     /// `true` (every server), `false` (none), or the servers that get them, by name.
     progress_notify: serde_json::Value,
     manager: Option<ManagerFile>,
@@ -152,6 +155,14 @@ struct ReflectorFile {
 
 fn is_zero(n: &u8) -> bool {
     *n == 0
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 fn default_health_check_ms() -> u64 {
@@ -195,6 +206,7 @@ impl Trace {
                 cache_window: c.cache_window,
                 etcd_watch_buffer: c.etcd_watch_buffer,
                 tombstones: TOMBSTONES.iter().find(|(t, _)| *t == c.tombstones).map_or("", |(_, n)| n).into(),
+                etcd_progress_requests: c.etcd_progress_requests,
                 progress_notify: progress_notify_json(c.progress_notify, c.servers),
                 manager: c.manager.map(|m| ManagerFile { clusters: m.clusters, requests: m.requests }),
                 reflector: ReflectorFile {
@@ -374,6 +386,7 @@ fn config(f: &ConfigFile) -> Result<Config, String> {
         cache_window: f.cache_window,
         etcd_watch_buffer: f.etcd_watch_buffer,
         tombstones,
+        etcd_progress_requests: f.etcd_progress_requests,
         progress_notify: progress_notify(&f.progress_notify, f.servers)?,
         manager: f.manager.as_ref().map(|m| ManagerConfig { clusters: m.clusters, requests: m.requests }),
         reflector: ReflectorConfig {

@@ -123,17 +123,21 @@ const FAILING_SERVER: usize = 3_609;
 
 /// With etcd 3.4's compaction (the tombstone at the compaction revision dropped) an etcd watch that fell
 /// behind and resumes exactly there skips that delete (etcd#18274): the correct system breaks, and no
-/// client could repair it. The slow-etcd-watcher world therefore runs etcd >= 3.5.16's policy.
+/// client could repair it. The slow-etcd-watcher world therefore runs etcd >= 3.5.16's policy; over a
+/// named release (`--etcd`, `Config::over_etcd`) it runs that release's, and breaks up to 3.5.15.
 #[test]
 fn etcd_3_4_loses_a_delete_to_a_slow_watcher_at_the_compaction_revision() {
+    use listwatch_model::EtcdRelease;
     let world = scope::world(Scope::Small, Flaws::NONE, "slow-etcd-watcher").expect("a world");
-    let etcd_3_4 = listwatch_model::Config {
-        tombstones: listwatch_model::TombstonePolicy::DropAtCompaction,
-        ..world.config
-    };
-    let o = run(etcd_3_4, Search::Bfs, limits(true));
-    let v = o.violated().next().expect("etcd#18274 is found");
-    assert!(matches!(v.property, Property::WatchReliable | Property::Converges), "{}", v.property);
+    for old in [EtcdRelease::new(3, 4, 23), EtcdRelease::new(3, 5, 15)] {
+        let o = run(world.config.over_etcd(old), Search::Bfs, limits(true));
+        let v = o.violated().next().unwrap_or_else(|| panic!("etcd#18274 is found over {old}"));
+        assert!(matches!(v.property, Property::WatchReliable | Property::Converges), "{old}: {}", v.property);
+    }
+    for fixed in [EtcdRelease::new(3, 5, 16), EtcdRelease::new(3, 6, 16), EtcdRelease::new(3, 7, 3)] {
+        let o = run(world.config.over_etcd(fixed), Search::Bfs, limits(false));
+        assert!(o.violated().next().is_none(), "{fixed} holds");
+    }
     assert!(run(world.config, Search::Bfs, limits(false)).violated().next().is_none(), "3.5.16+ holds");
 }
 

@@ -133,6 +133,10 @@ fn conformance_arguments_are_checked_before_etcd_is_needed() {
         ),
         (&["conformance", "etcd", "--max-ops", "2"], "--max-ops: '2' is not a number in 4..=500"),
         (&["conformance", "etcd", "--replay", "no/such/file.json"], "no/such/file.json: "),
+        (&["conformance", "etcd", "--etcd", "3.8"], "--etcd: '3.8' is not an etcd this run can start"),
+        (&["conformance", "apiserver", "--etcd", "3.4.30"], "--etcd: '3.4.30': the only etcd 3.4"),
+        (&["check", "--etcd", "3.8"], "--etcd: '3.8' is not an etcd release"),
+        (&["simulate", "--etcd", "three"], "--etcd: 'three' is not an etcd release"),
     ] {
         let out = listwatch(words);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -104,6 +104,7 @@ fn fault_kinds_narrow_the_faults_and_keep_each_seeds_world() {
     let only_500 = Narrowing {
         fault_kinds: FaultKinds::NONE.with(FaultKind::InternalError),
         no_cache_reinit_429: false,
+        etcd: None,
     };
     for seed in 0..50 {
         let all = run_seed_in(&ModelReflector, seed, Flaws::NONE, Narrowing::none(), 200, 6_000);
@@ -135,7 +136,7 @@ fn fault_kinds_narrow_the_faults_and_keep_each_seeds_world() {
 #[test]
 fn no_cache_reinit_429_turns_a14_off_and_keeps_each_seeds_world() {
     use listwatch_harness::sim::run::run_seed_in;
-    let old_servers = Narrowing { fault_kinds: FaultKinds::all(), no_cache_reinit_429: true };
+    let old_servers = Narrowing { fault_kinds: FaultKinds::all(), no_cache_reinit_429: true, etcd: None };
     let mut drew_a14 = 0;
     for seed in 0..50 {
         let all = run_seed_in(&ModelReflector, seed, Flaws::NONE, Narrowing::none(), 200, 6_000);
@@ -152,4 +153,31 @@ fn no_cache_reinit_429_turns_a14_off_and_keeps_each_seeds_world() {
     assert!(s.failures.is_empty());
     assert!(campaign::text(&c, &s).contains("caches serve at once after a relist (no A14 429s)"));
     assert!(campaign::json(&c, &s).contains("\"no_cache_reinit_429\": true"));
+}
+
+/// `--etcd` puts every seed over one etcd release and keeps the rest of its world: etcd 3.4.23 drops
+/// the tombstone at the compaction revision (E4) and answers no progress requests, so the servers
+/// refuse every streaming list (A12) and the reflectors list instead; the summary and the JSON name
+/// the release.
+#[test]
+fn etcd_puts_every_seed_over_one_release_and_keeps_its_world() {
+    use listwatch_harness::sim::run::run_seed_in;
+    use listwatch_model::{EtcdRelease, TombstonePolicy};
+    let etcd_3_4 = EtcdRelease::new(3, 4, 23);
+    let over = Narrowing { etcd: Some(etcd_3_4), ..Narrowing::none() };
+    for seed in 0..50 {
+        let all = run_seed_in(&ModelReflector, seed, Flaws::NONE, Narrowing::none(), 200, 6_000);
+        let old = run_seed_in(&ModelReflector, seed, Flaws::NONE, over, 200, 6_000);
+        let (a, o) = (all.draw.config, old.draw.config);
+        assert_eq!((o.tombstones, o.etcd_progress_requests), (TombstonePolicy::DropAtCompaction, false));
+        let same = Config { tombstones: a.tombstones, etcd_progress_requests: true, ..o };
+        assert_eq!(same, a, "seed {seed}: its world");
+    }
+    let mut c = campaign("etcd-3.4", 100, Flaws::NONE);
+    let fresh = campaign::run(&c, &ModelReflector).expect("runs");
+    c.narrowing.etcd = Some(etcd_3_4);
+    let s = campaign::run(&c, &ModelReflector).expect("runs");
+    assert!(s.tally.lists > fresh.tally.lists, "refused streaming lists fall back to LIST");
+    assert!(campaign::text(&c, &s).contains(", over etcd 3.4.23"));
+    assert!(campaign::json(&c, &s).contains("\"etcd\": \"3.4.23\""));
 }

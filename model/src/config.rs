@@ -262,6 +262,9 @@ pub struct Config {
     /// Events an etcd watch buffers before it falls behind (E5); `None`: no bound.
     pub etcd_watch_buffer: Option<u8>,
     pub tombstones: TombstonePolicy,
+    /// Whether etcd answers progress requests (E7): without them the API server refuses every
+    /// streaming list (A12). etcd 3.4.31+, 3.5.13+ and 3.6 on answer (`EtcdRelease::progress_requests`).
+    pub etcd_progress_requests: bool,
     /// The servers whose watch cache gets etcd progress notifications (E7).
     pub progress_notify: ProgressNotify,
     pub manager: Option<ManagerConfig>,
@@ -294,6 +297,7 @@ impl Default for Config {
             cache_window: 2,
             etcd_watch_buffer: None,
             tombstones: TombstonePolicy::DropAtCompaction,
+            etcd_progress_requests: true,
             progress_notify: ProgressNotify::NONE,
             manager: None,
             reflector: ReflectorConfig::default(),
@@ -306,6 +310,17 @@ impl Default for Config {
 impl Config {
     pub fn with_flaws(self, flaws: Flaws) -> Config {
         Config { flaws, ..self }
+    }
+
+    /// The same scope over etcd `release`: its tombstone policy (E4) and whether it answers progress
+    /// requests (E7, A12). E7's other release rule (`progress_after_start`) moves no watch cache in
+    /// a system: a cache asks for progress only when etcd is ahead of it, so past its watch's start.
+    pub fn over_etcd(self, release: crate::EtcdRelease) -> Config {
+        Config {
+            tombstones: release.tombstones(),
+            etcd_progress_requests: release.progress_requests(),
+            ..self
+        }
     }
 
     /// The same scope with the fault kinds of `kinds` only.

@@ -14,6 +14,7 @@ pub mod api;
 pub mod cache;
 pub mod client;
 pub mod config;
+pub mod etcd;
 pub mod flaw;
 pub mod guard;
 pub mod manager;
@@ -31,6 +32,7 @@ pub use api::{ApiError, Continue, ListResponse, ListRv, Message, Request, WatchE
 pub use cache::{Cache, CacheOp, Notification};
 pub use client::{Client, Clients, Effect, Input, ModelClient, ModelReflector};
 pub use config::{Config, FaultKind, FaultKinds, ManagerConfig, ProgressNotify};
+pub use etcd::EtcdRelease;
 pub use flaw::{Component, Flaw, Flaws, UnknownFlaw};
 pub use observe::{ClientView, Observed};
 pub use reflector::{ListMode, Next, Output, Phase, Reflector, ReflectorConfig, Timer};

@@ -157,8 +157,9 @@ pub struct Store {
     /// How many pulled events a watch may hold before it stays behind; `None` for no bound.
     watch_buffer: Option<u8>,
     watches: litemap::LiteMap<WatcherId, Watch>,
-    /// E7 as etcd >= 3.5.8 and 3.6 answer a progress request: never for a watch whose start revision
-    /// is still ahead of the current one. etcd 3.4.23 (the default, `false`) answers it too.
+    /// E7 as etcd 3.5.22+, 3.6.2+ and 3.7 answer a progress request (etcd#20229): never for a watch
+    /// whose start revision is still ahead of the current one. etcd 3.4.23 and 3.5.21 (the default,
+    /// `false`) answer it too.
     progress_after_start: bool,
 }
 
@@ -175,8 +176,9 @@ impl Store {
         }
     }
 
-    /// E7 as etcd 3.6 answers a progress request: not while a watch's start revision is in the future
-    /// (etcd's `progressIfSync`: `rev < w.startRev`). Found by `conformance etcd --etcd 3.6`.
+    /// E7 as etcd 3.5.22+, 3.6.2+ and 3.7 answer a progress request: not while a watch's start revision
+    /// is in the future (etcd's `progressIfSync`: `rev < w.startRev`, etcd#20229). Found by
+    /// `conformance etcd --etcd 3.6`, then `--etcd 3.5` (3.5.35).
     pub fn with_progress_after_start(self, on: bool) -> Self {
         Store { progress_after_start: on, ..self }
     }

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use listwatch_model::{Flaw, Flaws};
+use listwatch_model::{EtcdRelease, Flaw, Flaws};
 use listwatch_properties::Property;
 
 use std::sync::atomic::Ordering;
@@ -105,14 +105,40 @@ pub struct WorldArgs {
     /// Switch a catalogue flaw on (repeatable)
     #[arg(long = "flaw", value_name = "NAME", value_parser = parse_flaw)]
     pub flaw: Vec<Flaw>,
+    /// Every world over this etcd release (X.Y.Z, or 3.4/3.5/3.6/3.7 for the newest compared): its
+    /// tombstone policy (E4) and whether it answers progress requests (E7, A12)
+    #[arg(long, value_name = "VERSION", value_parser = parse_etcd)]
+    pub etcd: Option<EtcdRelease>,
     #[command(flatten)]
     pub shape: Shape,
 }
 
 impl Default for WorldArgs {
     fn default() -> Self {
-        WorldArgs { scope: Scope::Default, world: None, flaw: Vec::new(), shape: Shape::default() }
+        WorldArgs {
+            scope: Scope::Default,
+            world: None,
+            flaw: Vec::new(),
+            etcd: None,
+            shape: Shape::default(),
+        }
     }
+}
+
+/// `--etcd`: a release `X.Y.Z`, or a minor `3.4` to `3.7` for the release `conformance` compares of it
+/// (3.4: Debian's 3.4.23; 3.5 to 3.7: the newest pinned).
+pub(super) fn parse_etcd(v: &str) -> Result<EtcdRelease, String> {
+    if let Some(release) = EtcdRelease::parse(v) {
+        return Ok(release);
+    }
+    let newest = match crate::conformance::EtcdToStart::parse(v) {
+        Ok(crate::conformance::EtcdToStart::Built(version)) if v.matches('.').count() == 1 => Some(version),
+        Ok(crate::conformance::EtcdToStart::Debian) if v.matches('.').count() == 1 => Some("3.4.23".into()),
+        _ => None,
+    };
+    newest.and_then(|n| EtcdRelease::parse(&n)).ok_or_else(|| {
+        format!("'{v}' is not an etcd release (X.Y.Z, e.g. 3.5.35, or 3.4, 3.5, 3.6, 3.7 for the newest compared)")
+    })
 }
 
 fn count(v: &str) -> Result<u8, String> {
@@ -323,6 +349,11 @@ impl CheckArgs {
         all.retain(|w| self.worlds.world.is_none_or(|name| w.name == name));
         for w in all.iter_mut().filter(|w| w.name == WORLD_NAMES[0]) {
             w.config = self.worlds.shape.apply(w.config);
+        }
+        if let Some(release) = self.worlds.etcd {
+            for w in &mut all {
+                w.config = w.config.over_etcd(release);
+            }
         }
         all
     }

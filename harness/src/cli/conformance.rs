@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::simulate::{at_least_one, whole};
 use super::UsageError;
-use crate::conformance::{Plant, Sequence};
+use crate::conformance::{EtcdToStart, Plant, Sequence};
 
 pub const CONFORMANCE_HELP: &str = "\
 Seeded sequences of puts, deletes, multi-key deletes at one revision (E8), compactions, ranges at a
@@ -38,32 +38,6 @@ pub enum Against {
 }
 
 mod apiserver;
-
-/// Which etcd a run starts (`--etcd`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum EtcdChoice {
-    /// Debian's etcd-server 3.4.23 (scripts/install-etcd).
-    #[default]
-    V34,
-    /// etcd 3.6 built from Go modules (scripts/install-etcd-3.6).
-    V36,
-}
-
-pub(super) fn etcd_choice(v: &str) -> Result<EtcdChoice, String> {
-    match v {
-        "3.4" => Ok(EtcdChoice::V34),
-        "3.6" => Ok(EtcdChoice::V36),
-        _ => Err(format!("'{v}' is not an etcd this run can start (known: 3.4, 3.6)")),
-    }
-}
-
-#[cfg(feature = "etcd")]
-pub(super) fn etcd_version(c: EtcdChoice) -> crate::conformance::etcd::EtcdVersion {
-    match c {
-        EtcdChoice::V34 => crate::conformance::etcd::EtcdVersion::V34,
-        EtcdChoice::V36 => crate::conformance::etcd::EtcdVersion::V36,
-    }
-}
 
 pub(super) fn plant(v: &str) -> Result<Plant, String> {
     match v {
@@ -106,9 +80,10 @@ pub struct EtcdArgs {
     /// An etcd you started, instead of one of listwatch's own
     #[arg(long, value_name = "URL", value_parser = endpoint)]
     pub endpoint: Option<String>,
-    /// Which etcd to start: 3.4 (Debian's 3.4.23, scripts/install-etcd) or 3.6 (scripts/install-etcd-3.6)
-    #[arg(long, value_name = "VERSION", default_value = "3.4", value_parser = etcd_choice)]
-    pub etcd: EtcdChoice,
+    /// Which etcd to start: 3.4 (Debian's 3.4.23, scripts/install-etcd), or 3.5, 3.6, 3.7 (the newest
+    /// pinned release of each) or a release 3.M.P of those, built by scripts/install-etcd vX.Y.Z
+    #[arg(long, value_name = "VERSION", default_value = "3.4", value_parser = EtcdToStart::parse)]
+    pub etcd: EtcdToStart,
     /// Print the summary as JSON on stdout
     #[arg(long)]
     pub json: bool,
@@ -230,8 +205,7 @@ mod run {
         // return, an error or an interruption included.
         let process = match &args.endpoint {
             Some(_) => None,
-            None => match EtcdProcess::start_version(super::etcd_version(args.etcd), Duration::from_secs(20))
-            {
+            None => match EtcdProcess::start_version(&args.etcd, Duration::from_secs(20)) {
                 Ok(p) => Some(p),
                 Err(e) => {
                     eprintln!("listwatch: conformance etcd: {e}");

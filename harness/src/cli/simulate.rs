@@ -113,6 +113,10 @@ pub struct SimulateArgs {
     /// with --fault-kinds, the servers of an older client release's time
     #[arg(long = "no-cache-reinit-429")]
     pub no_cache_reinit_429: bool,
+    /// Every seed over this etcd release (X.Y.Z, or 3.4/3.5/3.6/3.7 for the newest compared): its
+    /// tombstone policy (E4) and whether it answers progress requests (E7, A12), not the drawn ones
+    #[arg(long, value_name = "VERSION", value_parser = super::check::parse_etcd)]
+    pub etcd: Option<listwatch_model::EtcdRelease>,
     /// Where shrunk failures are written
     #[arg(long, value_name = "DIR", default_value = "target/listwatch/failures")]
     pub out: PathBuf,
@@ -148,6 +152,7 @@ impl SimulateArgs {
             narrowing: Narrowing {
                 fault_kinds: self.fault_kinds.unwrap_or_else(FaultKinds::all),
                 no_cache_reinit_429: self.no_cache_reinit_429,
+                etcd: self.etcd,
             },
             out: self.out.clone(),
         })

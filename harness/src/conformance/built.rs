@@ -1,4 +1,4 @@
-//! Where the project's scripts put the Go programs a conformance run starts (`scripts/install-etcd-3.6`,
+//! Where the project's scripts put the Go programs a conformance run starts (`scripts/install-etcd vX.Y.Z`,
 //! `scripts/build-apiserver`): `target/go/` of this build's target directory, or of the working
 //! directory.
 

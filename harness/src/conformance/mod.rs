@@ -12,6 +12,7 @@
 
 pub mod apiserver;
 pub mod compare;
+pub mod etcd_to_start;
 pub mod generate;
 pub mod model_side;
 pub mod sequence;
@@ -23,6 +24,7 @@ pub mod built;
 pub mod etcd;
 
 pub use compare::{first_difference, shrink, Campaign, Difference, Ops, StoreSuite, Suite, Summary};
+pub use etcd_to_start::EtcdToStart;
 pub use model_side::{model_transcript, model_transcript_with, Plant};
 pub use sequence::{Op, Sequence};
 pub use transcript::{Answer, Kv, Refusal, Step, Transcript, WatchMsg};
@@ -44,8 +46,8 @@ impl std::error::Error for SideError {}
 pub trait StoreUnderTest {
     /// What it is, for the report ("etcd 3.4.23 at http://127.0.0.1:2379").
     fn describe(&self) -> String;
-    /// Whether it answers progress requests as etcd 3.6 does (E7: none while a watch's start revision
-    /// is ahead), or as etcd 3.4.23.
+    /// Whether it answers progress requests as etcd 3.5.22+, 3.6.2+ and 3.7 do (E7: none while a
+    /// watch's start revision is ahead), or as etcd 3.4.23 and 3.5.21.
     fn progress_after_start(&self) -> bool {
         false
     }

@@ -39,7 +39,8 @@ pub fn model_transcript(sequence: &Sequence, tombstones: TombstonePolicy, plant:
     model_transcript_with(sequence, tombstones, plant, false)
 }
 
-/// [`model_transcript`], with E7 as etcd 3.6 answers progress requests when `progress_after_start`.
+/// [`model_transcript`], with E7 as etcd 3.5.22+, 3.6.2+ and 3.7 answer progress requests when
+/// `progress_after_start`.
 pub fn model_transcript_with(
     sequence: &Sequence,
     tombstones: TombstonePolicy,

@@ -67,8 +67,8 @@ pub enum Answer {
     Progress {
         rev: u32,
     },
-    /// No progress notification comes (E7: etcd 3.6 sends none while the watch's start revision is
-    /// ahead of the current one).
+    /// No progress notification comes (E7: etcd 3.5.22+, 3.6.2+ and 3.7 send none while the watch's
+    /// start revision is ahead of the current one).
     NoProgress,
     /// A cancel or a progress request on a watch that is not open: no request is sent.
     NotOpen,

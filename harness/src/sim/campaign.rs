@@ -190,7 +190,7 @@ fn thousands(n: u64) -> String {
 pub fn text(c: &Campaign, s: &Summary) -> String {
     let t = &s.tally;
     let mut out = format!(
-        "listwatch simulate: seeds {}..{} (shard {}/{}: {} seeds), {} safety steps then heal, flaws: {}{}{}\n",
+        "listwatch simulate: seeds {}..{} (shard {}/{}: {} seeds), {} safety steps then heal, flaws: {}{}{}{}\n",
         c.first_seed,
         c.first_seed + c.seeds,
         c.shard.0,
@@ -199,7 +199,8 @@ pub fn text(c: &Campaign, s: &Summary) -> String {
         c.steps,
         c.flaws,
         restricted(c).map(|k| format!(", fault kinds: {k}")).unwrap_or_default(),
-        if c.narrowing.no_cache_reinit_429 { ", caches serve at once after a relist (no A14 429s)" } else { "" }
+        if c.narrowing.no_cache_reinit_429 { ", caches serve at once after a relist (no A14 429s)" } else { "" },
+        c.narrowing.etcd.map(|e| format!(", over etcd {e}")).unwrap_or_default()
     );
     let passed = s.seeds_run - s.failures.len() as u64;
     out.push_str(&format!("  seeds passed     {passed} / {}\n", s.seeds_run));
@@ -287,6 +288,9 @@ fn flags(c: &Campaign) -> String {
     if c.narrowing.no_cache_reinit_429 {
         s.push_str(" --no-cache-reinit-429");
     }
+    if let Some(release) = c.narrowing.etcd {
+        s.push_str(&format!(" --etcd {release}"));
+    }
     s
 }
 
@@ -355,6 +359,9 @@ pub fn json(c: &Campaign, s: &Summary) -> String {
     }
     if let Some(client) = &s.client {
         value["client"] = client.clone().into();
+    }
+    if let Some(release) = c.narrowing.etcd {
+        value["etcd"] = release.to_string().into();
     }
     serde_json::to_string_pretty(&value).unwrap_or_default()
 }

@@ -126,12 +126,15 @@ pub struct Narrowing {
     /// Every API server's watch cache serves at once after a relist or restart, as before k8s 1.31
     /// (A14: no 429s while it reinitialises).
     pub no_cache_reinit_429: bool,
+    /// Every seed's etcd is this release (`--etcd`): its tombstone policy (E4) and whether it answers
+    /// progress requests (E7, A12), in place of the drawn policy. `None`: as drawn.
+    pub etcd: Option<listwatch_model::EtcdRelease>,
 }
 
 impl Narrowing {
     /// Nothing taken out: every seed's world as drawn.
     pub fn none() -> Narrowing {
-        Narrowing { fault_kinds: FaultKinds::all(), no_cache_reinit_429: false }
+        Narrowing { fault_kinds: FaultKinds::all(), no_cache_reinit_429: false, etcd: None }
     }
 }
 
@@ -157,6 +160,9 @@ impl Draw {
     pub fn restrict(&mut self, narrowing: Narrowing) {
         if narrowing.no_cache_reinit_429 {
             self.config.resilient_cache_init = false;
+        }
+        if let Some(release) = narrowing.etcd {
+            self.config = self.config.over_etcd(release);
         }
         let allowed = narrowing.fault_kinds;
         for kind in FaultKind::ALL.into_iter().filter(|k| !allowed.has(*k)) {
@@ -277,6 +283,7 @@ impl Draw {
             cache_window: rng.between(1, 5),
             etcd_watch_buffer,
             tombstones,
+            etcd_progress_requests: true,
             progress_notify,
             manager,
             reflector: ReflectorConfig {

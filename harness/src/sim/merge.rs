@@ -126,6 +126,14 @@ fn read(name: &str, v: &Value) -> Result<Read, String> {
             no_cache_reinit_429: v["no_cache_reinit_429"]
                 .as_bool()
                 .ok_or_else(|| bad("no_cache_reinit_429"))?,
+            etcd: match v.get("etcd") {
+                None => None,
+                Some(e) => Some(
+                    e.as_str()
+                        .and_then(listwatch_model::EtcdRelease::parse)
+                        .ok_or_else(|| bad(&format!("etcd {e} is not a release like 3.5.35")))?,
+                ),
+            },
         },
         out: PathBuf::new(),
     };

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use super::super::simulate::{at_least_one, whole};
 use super::super::UsageError;
-use super::{etcd_choice, max_ops, plant, EtcdChoice};
+use super::{max_ops, plant};
 use crate::conformance::apiserver::ApiSequence;
-use crate::conformance::Plant;
+use crate::conformance::{EtcdToStart, Plant};
 
 pub const APISERVER_HELP: &str = "\
 Seeded sequences of writes, deletes, multi-key deletes at one revision (E8), compactions, LISTs (rv unset,
@@ -19,10 +19,10 @@ until the cache holds the last write) and the cache's RV is compared too. Plain 
 server's timers say: they are checked against A8, not compared. A difference is shrunk to a minimal
 sequence, printed, and written to --out; --replay FILE runs such a file again.
 
-listwatch starts its own etcd (--etcd 3.4: scripts/install-etcd; 3.6: scripts/install-etcd-3.6) and the
-server (scripts/build-apiserver [vX.Y.Z]; the newest built unless --apiserver names one), on loopback,
-and stops both and removes their directories when done, on error and on Ctrl-C. This command needs a
-build with the apiserver feature:
+listwatch starts its own etcd (--etcd 3.4: scripts/install-etcd; 3.5, 3.6, 3.7 or a release of them:
+scripts/install-etcd vX.Y.Z) and the server (scripts/build-apiserver [vX.Y.Z]; the newest built unless
+--apiserver names one), on loopback, and stops both and removes their directories when done, on error
+and on Ctrl-C. This command needs a build with the apiserver feature:
   cargo run --release --features apiserver -- conformance apiserver
 
 exit status: 0 no unexplained difference, 1 a difference (the shrunk sequence is printed and written),
@@ -50,9 +50,10 @@ pub struct ApiserverArgs {
     /// The most operations in one sequence
     #[arg(long, value_name = "N", default_value = "30", value_parser = max_ops)]
     pub max_ops: usize,
-    /// Which etcd to start: 3.4 (Debian's 3.4.23) or 3.6
-    #[arg(long, value_name = "VERSION", default_value = "3.4", value_parser = etcd_choice)]
-    pub etcd: EtcdChoice,
+    /// Which etcd to start: 3.4 (Debian's 3.4.23), or 3.5, 3.6, 3.7 (the newest pinned release of
+    /// each) or a release 3.M.P of those (scripts/install-etcd vX.Y.Z)
+    #[arg(long, value_name = "VERSION", default_value = "3.4", value_parser = EtcdToStart::parse)]
+    pub etcd: EtcdToStart,
     /// Which built k8s.io/apiserver release to run (newest built by default)
     #[arg(long, value_name = "vX.Y.Z", value_parser = release)]
     pub apiserver: Option<String>,
@@ -106,7 +107,7 @@ mod run {
 
     use listwatch_model::store::TombstonePolicy;
 
-    use super::super::{etcd_version, finish};
+    use super::super::finish;
     use super::{read_sequence, ApiserverArgs};
     use crate::conformance::apiserver::server::{binary, ApiServerProcess};
     use crate::conformance::apiserver::{ApiSequence, ApiSuite, ServerUnderTest};
@@ -141,7 +142,7 @@ mod run {
     fn components(args: &ApiserverArgs) -> Result<(EtcdProcess, TombstonePolicy, ApiServerProcess), String> {
         let (release, path) =
             binary(args.apiserver.as_deref()).map_err(|e| format!("finding the server: {e}"))?;
-        let etcd = EtcdProcess::start_version(etcd_version(args.etcd), Duration::from_secs(20))
+        let etcd = EtcdProcess::start_version(&args.etcd, Duration::from_secs(20))
             .map_err(|e| format!("starting etcd: {e}"))?;
         let tombstones = EtcdStore::connect(&etcd.endpoint)
             .map_err(|e| format!("reaching etcd: {e} (scripts/install-etcd)"))?

@@ -242,17 +242,10 @@ impl Drop for ApiServerProcess {
     }
 }
 
-/// Whether etcd `version` answers progress requests (E7): 3.4.31+, 3.5.13+, 3.6 and later, as the
-/// API server's own check requires for consistent reads from the cache.
+/// Whether etcd `version` answers progress requests (E7, `EtcdRelease::progress_requests`); a version
+/// that is not three numbers is taken as one that does not.
 pub fn answers_progress_requests(version: &str) -> bool {
-    let parts: Vec<u32> = version.split('.').filter_map(|p| p.parse().ok()).collect();
-    match parts.as_slice() {
-        [3, 4, patch, ..] => *patch >= 31,
-        [3, 5, patch, ..] => *patch >= 13,
-        [3, minor, ..] => *minor >= 6,
-        [major, ..] => *major > 3,
-        _ => false,
-    }
+    listwatch_model::EtcdRelease::parse(version).is_some_and(listwatch_model::EtcdRelease::progress_requests)
 }
 
 /// One open watch of a sequence's run.

@@ -15,6 +15,7 @@ use etcd_client::{
     WatchResponse, WatchStream,
 };
 use listwatch_model::store::TombstonePolicy;
+use listwatch_model::EtcdRelease;
 
 use crate::conformance::sequence::{Op, Sequence};
 use crate::conformance::transcript::{Answer, Kv, Refusal, Step, Transcript, WatchMsg};
@@ -132,16 +133,10 @@ impl EtcdStore {
         &self.version
     }
 
-    /// The tombstone policy this etcd follows (E4): a tombstone at the compaction revision is kept
-    /// from 3.5.16 on (etcd#18274).
+    /// The tombstone policy this etcd follows (E4, `EtcdRelease::tombstones`); a version that is not
+    /// three numbers is taken as 3.4's.
     pub fn tombstones(&self) -> TombstonePolicy {
-        let parts: Vec<u32> = self.version.split('.').filter_map(|p| p.parse().ok()).collect();
-        match parts.as_slice() {
-            [3, minor, ..] if *minor >= 6 => TombstonePolicy::KeepAtCompactRev,
-            [3, 5, patch, ..] if *patch >= 16 => TombstonePolicy::KeepAtCompactRev,
-            [major, ..] if *major > 3 => TombstonePolicy::KeepAtCompactRev,
-            _ => TombstonePolicy::DropAtCompaction,
-        }
+        EtcdRelease::parse(&self.version).map_or(TombstonePolicy::DropAtCompaction, EtcdRelease::tombstones)
     }
 }
 
@@ -150,10 +145,10 @@ impl StoreUnderTest for EtcdStore {
         format!("etcd {} at {}", self.version, self.endpoint)
     }
 
-    /// etcd 3.6's `progressIfSync` (E7); 3.4.23 answers. 3.5 was not compared: taken as 3.4.
+    /// E7: whether this etcd withholds a requested progress notification from a watch whose start
+    /// revision is still ahead (`EtcdRelease::progress_after_start`: etcd#20229).
     fn progress_after_start(&self) -> bool {
-        let parts: Vec<u32> = self.version.split('.').filter_map(|p| p.parse().ok()).collect();
-        matches!(parts.as_slice(), [3, minor, ..] if *minor >= 6) || parts.first().is_some_and(|m| *m > 3)
+        EtcdRelease::parse(&self.version).is_some_and(EtcdRelease::progress_after_start)
     }
 
     fn run(&mut self, sequence: &Sequence, expected: &Transcript) -> Result<Transcript, SideError> {

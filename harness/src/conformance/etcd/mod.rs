@@ -5,4 +5,4 @@ mod client;
 mod process;
 
 pub use client::EtcdStore;
-pub use process::{EtcdProcess, EtcdVersion};
+pub use process::EtcdProcess;

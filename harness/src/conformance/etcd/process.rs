@@ -7,37 +7,17 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::conformance::SideError;
+use crate::conformance::{EtcdToStart, SideError};
 
 /// Where to get etcd when it is missing.
 pub const INSTALL_HINT: &str = "run scripts/install-etcd (Debian's etcd-server 3.4.23)";
-/// Where to get etcd 3.6 when it is missing.
-pub const INSTALL_HINT_36: &str = "run scripts/install-etcd-3.6 (etcd 3.6 built from Go modules)";
 
-/// Which etcd a run starts: Debian's 3.4.23 (from PATH), or the 3.6 that scripts/install-etcd-3.6 builds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum EtcdVersion {
-    #[default]
-    V34,
-    V36,
-}
-
-impl EtcdVersion {
-    fn binary(self) -> Result<PathBuf, SideError> {
-        match self {
-            EtcdVersion::V34 => {
-                binary().ok_or_else(|| SideError(format!("etcd is not installed: {INSTALL_HINT}")))
-            }
-            EtcdVersion::V36 => crate::conformance::built::find("etcd-3.6/etcd")
-                .ok_or_else(|| SideError(format!("etcd 3.6 is not built: {INSTALL_HINT_36}"))),
-        }
-    }
-
-    fn hint(self) -> &'static str {
-        match self {
-            EtcdVersion::V34 => INSTALL_HINT,
-            EtcdVersion::V36 => INSTALL_HINT_36,
-        }
+/// The binary of `release`: Debian's from PATH, or the one scripts/install-etcd built.
+fn release_binary(release: &EtcdToStart) -> Result<PathBuf, SideError> {
+    match release.built_path() {
+        None => binary().ok_or_else(|| SideError(format!("etcd is not installed: {INSTALL_HINT}"))),
+        Some(path) => crate::conformance::built::find(&path)
+            .ok_or_else(|| SideError(format!("etcd {release} is not built: {}", release.install_hint()))),
     }
 }
 
@@ -85,11 +65,11 @@ impl EtcdProcess {
     /// picked free just before; another process may take one first, so an etcd that exits at start is
     /// tried again on new ports, three times in all.
     pub fn start(within: Duration) -> Result<Self, SideError> {
-        Self::start_version(EtcdVersion::V34, within)
+        Self::start_version(&EtcdToStart::Debian, within)
     }
 
     /// [`Self::start`] for the etcd `version` names.
-    pub fn start_version(version: EtcdVersion, within: Duration) -> Result<Self, SideError> {
+    pub fn start_version(version: &EtcdToStart, within: Duration) -> Result<Self, SideError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -100,8 +80,8 @@ impl EtcdProcess {
         }
     }
 
-    fn start_once(version: EtcdVersion, within: Duration) -> Result<Self, SideError> {
-        let etcd = version.binary()?;
+    fn start_once(version: &EtcdToStart, within: Duration) -> Result<Self, SideError> {
+        let etcd = release_binary(version)?;
         let (client, peer) = (free_port()?, free_port()?);
         let dir = std::env::temp_dir().join(format!("listwatch-etcd-{}-{client}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
@@ -127,7 +107,11 @@ impl EtcdProcess {
             Ok(child) => child,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);
-                return Err(SideError(format!("{}: cannot start: {e} ({})", etcd.display(), version.hint())));
+                return Err(SideError(format!(
+                    "{}: cannot start: {e} ({})",
+                    etcd.display(),
+                    version.install_hint()
+                )));
             }
         };
         let mut process = EtcdProcess { child, dir, endpoint: client_url };

@@ -1,4 +1,4 @@
-module listwatch/harness/etcd36
+module listwatch/harness/etcd
 
 go 1.26.0
 

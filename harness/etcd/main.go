@@ -1,7 +1,12 @@
-// Command etcd36 runs one etcd 3.6 member in process (go.etcd.io/etcd/server/v3/embed) with the flags
-// the conformance run passes to etcd: --name, --data-dir, --listen-client-urls, --advertise-client-urls,
+// Command etcd runs one etcd member in process (go.etcd.io/etcd/server/v3/embed) with the flags the
+// conformance run passes to etcd: --name, --data-dir, --listen-client-urls, --advertise-client-urls,
 // --listen-peer-urls, --initial-advertise-peer-urls, --initial-cluster, --logger, --log-outputs.
 // It prints "etcd Version: X" for --version, like etcd, and exits when its parent dies.
+//
+// The same source builds against every etcd 3.5, 3.6 and 3.7 release: go.mod pins v3.6.16, and
+// releases/<version>/ holds the go.mod and go.sum of each other pinned release (scripts/install-etcd).
+// embed.Config names its URL fields the same way in all of them (ListenClientUrls and its kin), so
+// the one source needs no per-release file.
 package main
 
 import (
@@ -19,7 +24,7 @@ import (
 func urls(flagName, value string) []url.URL {
 	u, err := url.Parse(value)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "etcd36: --%s: %v\n", flagName, err)
+		fmt.Fprintf(os.Stderr, "etcd: --%s: %v\n", flagName, err)
 		os.Exit(2)
 	}
 	return []url.URL{*u}
@@ -61,7 +66,7 @@ func main() {
 	cfg.LogOutputs = []string{*logOutputs}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "etcd36: %v\n", err)
+		fmt.Fprintf(os.Stderr, "etcd: %v\n", err)
 		os.Exit(1)
 	}
 	defer e.Close()
@@ -70,14 +75,14 @@ func main() {
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
-		fmt.Fprintf(os.Stderr, "etcd36: %v\n", err)
+		fmt.Fprintf(os.Stderr, "etcd: %v\n", err)
 		os.Exit(1)
 	case <-signals:
 		return
 	}
 	select {
 	case err := <-e.Err():
-		fmt.Fprintf(os.Stderr, "etcd36: %v\n", err)
+		fmt.Fprintf(os.Stderr, "etcd: %v\n", err)
 		os.Exit(1)
 	case <-signals:
 	}
