@@ -35,6 +35,7 @@ fn the_same_seeds_give_the_same_bytes() {
         "client-go-paged",
         "client-go-fifo",
         "client-go-indexer-informer",
+        "client-go-store-informer",
         "client-go-informer-watcher",
         "client-go-reflector",
         "client-go-retrywatcher",

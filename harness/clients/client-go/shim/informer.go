@@ -37,3 +37,18 @@ func runIndexerInformer(env *listwatchtest.Env) error {
 	env.StartWaiters(env.WaitForCacheSync(controller.HasSynced))
 	return nil
 }
+
+// runStoreInformer starts cache.NewInformer with the program's handler, and the waiters on the
+// controller's HasSynced: the same controller as NewIndexerInformer's over a plain Store, the oldest
+// informer of client-go and the one its examples long showed.
+func runStoreInformer(env *listwatchtest.Env) error {
+	lw, err := listWatch(env)
+	if err != nil {
+		return err
+	}
+	store, controller := cache.NewInformer(lw, &corev1.ConfigMap{}, resyncPeriod, env.Handler())
+	env.Show(listwatchtest.StoreView(store, controller.LastSyncResourceVersion, controller.HasSynced))
+	go controller.Run(env.Stop)
+	env.StartWaiters(env.WaitForCacheSync(controller.HasSynced))
+	return nil
+}

@@ -29,6 +29,10 @@ func clients(mode string) (listwatchtest.Client, error) {
 		return runInformer, nil
 	case "indexer-informer":
 		return runIndexerInformer, nil
+	case "store-informer":
+		return runStoreInformer, nil
+	case "list-watch-until":
+		return runListWatchUntil, nil
 	case "informer-watcher":
 		return runInformerWatcher, nil
 	case "retrywatcher":
@@ -40,7 +44,7 @@ func clients(mode string) (listwatchtest.Client, error) {
 	case "controller-runtime":
 		return runControllerRuntime, nil
 	}
-	return nil, fmt.Errorf("mode %q is not informer, indexer-informer, informer-watcher, retrywatcher, fifo, reflector or controller-runtime", mode)
+	return nil, fmt.Errorf("mode %q is not informer, indexer-informer, store-informer, list-watch-until, informer-watcher, retrywatcher, fifo, reflector or controller-runtime", mode)
 }
 
 // coreCodecs decode what the shim's REST client receives: core/v1 and meta/v1 (lists, watch events,

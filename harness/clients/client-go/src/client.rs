@@ -154,7 +154,11 @@ impl ClientGoClient {
             }
         }
         self.rv = rv_of(reply["rv"].as_str().ok_or_else(|| bad("rv"))?).unwrap_or(Rev(0));
-        if self.config.lists == crate::config::Lists::RetryWatcher {
+        if matches!(
+            self.config.lists,
+            crate::config::Lists::RetryWatcher | crate::config::Lists::ListWatchUntil
+        ) {
+            // The RetryWatcher moves its RV by the bookmarks it reads and tells no one.
             self.rv = self.rv.max(self.bookmark_read);
         }
         self.informer_synced = reply["synced"] == Value::Bool(true);
@@ -256,6 +260,8 @@ impl Client for ClientGoClient {
             crate::config::Lists::Fifo => "fifo",
             crate::config::Lists::Reflector => "reflector",
             crate::config::Lists::IndexerInformer => "indexer-informer",
+            crate::config::Lists::StoreInformer => "store-informer",
+            crate::config::Lists::ListWatchUntil => "list-watch-until",
             crate::config::Lists::InformerWatcher => "informer-watcher",
             crate::config::Lists::ControllerRuntime => "controller-runtime",
             crate::config::Lists::Go => "",

@@ -38,6 +38,15 @@ pub enum Lists {
     /// with one handler called inside its `Pop`: the non-shared informer of code that needs no
     /// factory. The release's defaults otherwise.
     IndexerInformer,
+    /// No SharedIndexInformer: `cache.NewInformer`, the same controller as `NewIndexerInformer`'s
+    /// over a plain `Store`, one handler called inside its `Pop`. The release's defaults otherwise.
+    StoreInformer,
+    /// No informer: `tools/watch`'s `ListWatchUntil` (v0.15–v0.18; kubernetes PR #90855 removed it in
+    /// v0.19) with a condition that never holds and keeps the objects it is told of: one LIST with no
+    /// resource version (its items told as synthetic ADDEDs), then `Until` from the list's RV, a
+    /// RetryWatcher. Any error ends it, the LIST's included; the caller then stops. It claims the
+    /// list's RV, then each watch event's; it is ready once its LIST returned.
+    ListWatchUntil,
     /// No informer of the caller's: `tools/watch`'s `NewIndexerInformerWatcher`, on which
     /// `UntilWithSync` stands: an indexer informer whose handler turns what it is told into watch
     /// events, read by a consumer that keeps the objects they name (the cache judged), with the
@@ -155,6 +164,16 @@ impl ClientGo {
                 "client-go-indexer-informer",
                 Lists::IndexerInformer,
                 "cache.NewIndexerInformer: an indexer and its controller, one handler called inside Pop, no factory",
+            ),
+            named(
+                "client-go-store-informer",
+                Lists::StoreInformer,
+                "cache.NewInformer: a Store and its controller, one handler called inside Pop, no factory",
+            ),
+            named(
+                "client-go-list-watch-until",
+                Lists::ListWatchUntil,
+                "tools/watch's ListWatchUntil (v0.15-v0.18): one consistent LIST, then a RetryWatcher from its RV; any error ends it",
             ),
             named(
                 "client-go-informer-watcher",
@@ -278,6 +297,8 @@ impl ClientGo {
             Lists::Defaults
             | Lists::Fifo
             | Lists::IndexerInformer
+            | Lists::StoreInformer
+            | Lists::ListWatchUntil
             | Lists::InformerWatcher
             | Lists::Reflector
             | Lists::ControllerRuntime
@@ -302,6 +323,11 @@ impl ClientGo {
             Lists::ControllerRuntime if self.version != PINNED => Some(format!(
                 "controller-runtime runs on client-go {PINNED} only, which its pinned release needs"
             )),
+            Lists::ListWatchUntil if self.minor() >= 19 => Some(
+                "tools/watch's ListWatchUntil was removed in client-go v0.19 (kubernetes PR #90855): \
+                 name a release from v0.15 to v0.18, like client-go-list-watch-until@v0.18.19"
+                    .to_string(),
+            ),
             Lists::InformerWatcher if self.minor() < 35 => Some(
                 "runs on client-go v0.35 or later only (before it, NewIndexerInformerWatcher's reflector \
                  waits on a channel made at package init, which the harness's synctest bubble cannot see)"
@@ -443,6 +469,8 @@ mod tests {
         assert!(e.contains("before v0.28"), "{e}");
         let e = ClientGo::parse("client-go-informer-watcher@v0.34.13").unwrap_err();
         assert!(e.contains("v0.35 or later"), "{e}");
+        let e = ClientGo::parse("client-go-list-watch-until").unwrap_err();
+        assert!(e.contains("removed in client-go v0.19"), "{e}");
         let e = ClientGo::parse("controller-runtime@v0.36.6").unwrap_err();
         assert!(e.contains("v0.37.2 only"), "{e}");
         let on = |lists, version: &str| ClientGo {
@@ -463,6 +491,8 @@ mod tests {
             [("KUBE_FEATURE_WatchListClient", "false")]
         );
         assert!(on(Lists::InformerWatcher, "v0.37.2").watch_list_env().is_empty());
+        assert!(on(Lists::ListWatchUntil, "v0.18.19").unavailable().is_none());
+        assert!(on(Lists::StoreInformer, "v0.15.12").unavailable().is_none());
         assert!(on(Lists::ControllerRuntime, "v0.37.2").watch_list_env().is_empty());
     }
 }

@@ -7,7 +7,7 @@ use listwatch_harness::replay::judge_with;
 use listwatch_harness::scope::{self, Scope};
 use listwatch_harness::sim::run::{run_seed_with, End};
 use listwatch_model::{
-    Action, ClientId, Clients, Config, Flaws, ListRv, Observed, Request, ServerId, System,
+    Action, ClientId, Clients, Config, Flaws, ListRv, Observed, Request, ServerId, System, WatchFrom,
 };
 
 fn client(spec: &str) -> ClientGo {
@@ -22,6 +22,11 @@ fn first_requests(spec: &str) -> Vec<Request> {
     let config = list_watch();
     let k = client(spec);
     let (_, seen) = System::start_with(config, |id| k.make(&config, 0, id));
+    sent(&seen)
+}
+
+/// The requests among what a step observed.
+fn sent(seen: &[Observed]) -> Vec<Request> {
     seen.iter()
         .filter_map(|o| match o {
             Observed::Sent { request, .. } => Some(*request),
@@ -43,7 +48,12 @@ fn each_configuration_starts_as_client_go_does() {
     );
     // NewIndexerInformer's reflector keeps the release's defaults too, under the informer watcher as
     // well.
-    for spec in ["client-go-indexer-informer", "client-go-informer-watcher", "controller-runtime"] {
+    for spec in [
+        "client-go-indexer-informer",
+        "client-go-store-informer",
+        "client-go-informer-watcher",
+        "controller-runtime",
+    ] {
         assert!(
             matches!(first_requests(spec)[..], [Request::WatchList { .. }]),
             "{spec}: {:?}",
@@ -101,6 +111,38 @@ fn a_list_answered_syncs_it_and_readiness_follows_the_poll() {
         "{seen:?}"
     );
     assert!(sys.view(c).synced, "both waiters saw the cache synced");
+    assert!(sys.gone().is_none());
+}
+
+/// `ListWatchUntil` (v0.15–v0.18) makes one LIST with no resource version and no limit, a consistent
+/// read it never pages; once answered, the caller is ready, holds the list and claims its RV, and the
+/// RetryWatcher under `Until` watches from that RV.
+#[test]
+fn list_watch_until_lists_once_consistently_then_watches_from_the_list() {
+    let config = list_watch();
+    let k = client("client-go-list-watch-until@v0.18.6,waiters=1");
+    let (c, s) = (ClientId(0), ServerId(0));
+    let (mut sys, seen) = System::start_with(config, |id| k.make(&config, 0, id));
+    let listed = sent(&seen);
+    assert!(
+        matches!(
+            listed[..],
+            [Request::List { rv: ListRv::Consistent }]
+                | [Request::ListPage { rv: ListRv::Consistent, limit: 0, cont: None }]
+        ),
+        "{listed:?}"
+    );
+    let watched: Vec<Request> =
+        [Action::Route(c, s), Action::Deliver(c)].into_iter().flat_map(|a| sent(&sys.apply(a))).collect();
+    let rv = sys.view(c).resource_version;
+    assert!(
+        matches!(watched[..], [Request::Watch { from: WatchFrom::Rv(from), .. }] if from == rv),
+        "a watch from the list's RV {rv}: {watched:?}"
+    );
+    if sys.enabled(Action::FireTimer(c)) {
+        sys.apply(Action::FireTimer(c));
+    }
+    assert!(sys.view(c).synced, "the caller's waiter saw the list");
     assert!(sys.gone().is_none());
 }
 
