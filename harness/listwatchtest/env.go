@@ -46,11 +46,15 @@ type Env struct {
 	Namespace string
 	// Waiters is how many callers listwatch asks to wait for the cache to sync (see StartWaiters).
 	Waiters int
-	// Mode, PageSize and Transform are what the configuration asks of code that offers choices
-	// (listwatch's own client-go configurations do); code that offers none ignores them.
+	// Mode, PageSize, Transform and PanicOnce are what the configuration asks of code that offers
+	// choices (listwatch's own client-go configurations do); code that offers none ignores them.
 	Mode      string
 	PageSize  int
 	Transform bool
+	// PanicOnce asks for a handler that panics once, in a program where utilruntime.ReallyCrash is
+	// false so that client-go recovers it. During such a run a panic that client-go recovers
+	// (utilruntime.HandleCrash) is expected rather than an error of the client's.
+	PanicOnce bool
 
 	s *session
 }

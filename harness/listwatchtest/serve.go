@@ -29,6 +29,7 @@ type command struct {
 	RetryAfter *uint64 `json:"retry_after"`
 	Length     int64   `json:"length"`
 	Transform  bool    `json:"transform"`
+	PanicOnce  bool    `json:"panic_handler"`
 	Data       string  `json:"data"`
 	Ms         float64 `json:"ms"`
 }
@@ -152,6 +153,10 @@ func serve(t *testing.T, in io.Reader, out io.Writer, exit func(int), clients Cl
 	sv := &server{in: bufio.NewReaderSize(in, 1<<16), out: o, exit: exit}
 	sv.dog = &watchdog{limit: stuckLimit(), stallAfter: stallAfter(), out: o, exit: exit}
 	addPanicHandler(func(r any) {
+		if handlerPanics.expected.Load() {
+			handlerPanics.seen.Add(1)
+			return
+		}
 		o.last(map[string]string{"error": oneLine(fmt.Sprintf("panic in the client: %v", r))})
 	})
 	go sv.dog.run()
@@ -208,6 +213,8 @@ func (sv *server) session(t *testing.T, start command, client Client) {
 			}
 		}()
 		s := &session{}
+		handlerPanics.expect(start.PanicOnce)
+		defer handlerPanics.expect(false)
 		if err := s.begin(start, client); err != nil {
 			sv.fatal(1, fmt.Sprintf("start: %v", err))
 		}

@@ -117,6 +117,7 @@ type session struct {
 	waiting   sync.WaitGroup
 	timer     *deadline // the timer reported while a request was open
 	probed    *probe    // what a probe found, until the next fire
+	retries   listenerSleeps
 }
 
 // effect logs e. Called with s.mu held.
@@ -179,7 +180,7 @@ func (s *session) begin(c command, client Client) error {
 	s.cancel = cancel
 	env := &Env{
 		Config: cfg, Context: ctx, Stop: s.stop, Namespace: "default", Waiters: c.Waiters,
-		Mode: c.Mode, PageSize: c.PageSize, Transform: c.Transform, s: s,
+		Mode: c.Mode, PageSize: c.PageSize, Transform: c.Transform, PanicOnce: c.PanicOnce, s: s,
 	}
 	if err := client(env); err != nil {
 		return err
@@ -302,6 +303,9 @@ func (s *session) nextTimer(before state) *timerJSON {
 		if polls && (next == nil || poll.Before(next.at)) {
 			next = &deadline{"poll", poll}
 		}
+		if at, ok := s.retries.next(now); ok && (next == nil || at.Before(next.at)) {
+			next = &deadline{"handler-retry", at}
+		}
 		if next == nil {
 			return nil
 		}
@@ -312,6 +316,7 @@ func (s *session) nextTimer(before state) *timerJSON {
 	// harness sends can reach it before its next request, since there is no connection to send on:
 	// so advancing time to its first observable activity now, and holding back what that produced
 	// until the harness fires the timer reported, shows the harness exactly what would happen.
+	retryAt, retry := s.retries.next(now)
 	s.mu.Lock()
 	select {
 	case <-s.activity:
@@ -340,6 +345,8 @@ func (s *session) nextTimer(before state) *timerJSON {
 	kind := "backoff"
 	if polls && first.Equal(poll) {
 		kind = "poll"
+	} else if retry && first.Equal(retryAt) {
+		kind = "handler-retry"
 	}
 	s.probed = &probe{timer: timerJSON{kind, ms(first.Sub(now))}, before: before, held: held}
 	return &s.probed.timer

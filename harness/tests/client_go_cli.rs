@@ -39,6 +39,7 @@ fn the_same_seeds_give_the_same_bytes() {
         "client-go-informer-watcher",
         "client-go-reflector",
         "client-go-retrywatcher",
+        "client-go-no-watchlist,panic-handler",
         "controller-runtime",
     ] {
         let dir = std::env::temp_dir().join(format!("listwatch-cg-bytes-{}-{client}", std::process::id()));

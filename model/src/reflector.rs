@@ -132,10 +132,14 @@ pub enum Timer {
     /// 100 ms). The model reflector's readiness is its own and it never arms this; a client under test
     /// whose waiters poll does.
     Poll,
+    /// A handler panicked and its notifications wait before they go on (client-go's
+    /// `processorListener.run` sleeps one second before the next notification after a panic it
+    /// recovered). Never armed by the model reflector, whose handlers do not panic.
+    HandlerRetry,
 }
 
 impl Timer {
-    /// The timers the model reflector arms ([`Timer::Poll`] is not one).
+    /// The timers the model reflector arms ([`Timer::Poll`] and [`Timer::HandlerRetry`] are not).
     const ALL: [Timer; 5] =
         [Timer::Spin, Timer::Backoff, Timer::WatchAged, Timer::BackoffReset, Timer::WatchTimeout];
 
@@ -284,8 +288,8 @@ impl Reflector {
             Timer::WatchAged => c.short_watch_ms,
             Timer::BackoffReset => c.backoff_reset_ms,
             Timer::WatchTimeout => Millis::from(c.watch_timeout_secs) * 1000,
-            // Never armed here (see the variant).
-            Timer::Poll => 0,
+            // Never armed here (see the variants).
+            Timer::Poll | Timer::HandlerRetry => 0,
         }
     }
 
@@ -650,7 +654,7 @@ impl Reflector {
                 self.outputs.push_back(Output::Cancel);
                 self.handle_watch_ended(WatchEnd::ClientTimeout);
             }
-            Timer::Poll => {}
+            Timer::Poll | Timer::HandlerRetry => {}
         }
     }
 }

@@ -104,7 +104,8 @@ func pageSizeLister(lw *cache.ListWatch, n int64) {
 }
 
 // runInformer is a SharedIndexInformer with the program's handler (and, with env.Transform, the
-// strict transform), and the waiters on its HasSynced.
+// strict transform), and the waiters on its HasSynced; with env.PanicOnce, a handler that panics
+// once, and the waiters on its registration's HasSynced.
 func runInformer(env *listwatchtest.Env) error {
 	lw, err := listWatch(env)
 	if err != nil {
@@ -117,10 +118,15 @@ func runInformer(env *listwatchtest.Env) error {
 			return fmt.Errorf("setting the transform: %w", err)
 		}
 	}
-	if err := addEventHandler(informer, env.Handler()); err != nil {
+	synced := informer.HasSynced
+	if env.PanicOnce {
+		if synced, err = addPanickingHandler(env, informer); err != nil {
+			return fmt.Errorf("adding the panicking event handler: %w", err)
+		}
+	} else if err := addEventHandler(informer, env.Handler()); err != nil {
 		return fmt.Errorf("adding the event handler: %w", err)
 	}
 	go informer.Run(env.Stop)
-	env.StartWaiters(env.WaitForCacheSync(informer.HasSynced))
+	env.StartWaiters(env.WaitForCacheSync(synced))
 	return nil
 }

@@ -759,3 +759,39 @@ func TestTransformTwiceOnAStreamingList(t *testing.T) {
 	r = q.do(bookmark(5, true))
 	expect(t, !r.Synced && len(r.Cache) == 0, "the Replace after the bookmark meets transformed objects", r)
 }
+
+// TestPanicHandler: with panic_handler the handler panics on its first notification, an object of
+// the first list. client-go recovers it (ReallyCrash is false), tells the handler of the next object
+// a second later, and the handler's registration never reports synced, so its waiter never returns
+// although the informer has synced (kubernetes#129024: processorListener.run calls
+// syncTracker.Finished after OnAdd, which the panic skips; read at v0.37.2).
+func TestPanicHandler(t *testing.T) {
+	if !hasRegistrationSynced {
+		t.Skip("this client-go release's handler registrations have no HasSynced (v0.27 and later)")
+	}
+	withPanic := func(seed uint64, waiters int) m {
+		c := start(seed, waiters)
+		c["panic_handler"] = true
+		return c
+	}
+	listed := list(5, "", cm("a", 2, 2, 1), cm("b", 4, 4, 1))
+	// No waiter: the listener's sleep is the only timer while the watch is open.
+	p := spawn(t, false)
+	r := p.do(withPanic(1, 0))
+	r = p.do(listed)
+	expect(t, r.Synced && len(r.Cache) == 2, "the informer synced", r)
+	expect(t, count(kinds(r), "add") == 1, "the handler was told of one object, then panicked", r)
+	expect(t, r.Timer != nil && r.Timer.Kind == "handler-retry" && r.Timer.AfterMs == 1000,
+		"the handler's next notification waits a second", r)
+	r = p.do(fire(r))
+	expect(t, count(kinds(r), "add") == 1 && r.Timer == nil, "the other object, a second after the panic", r)
+	// A waiter on the handler's registration: it polls for ever.
+	q := spawn(t, false)
+	r = q.do(withPanic(2, 1))
+	r = q.do(listed)
+	for i := 0; i < 30; i++ {
+		expect(t, r.Timer != nil, "a timer: the waiter's poll or the listener's sleep", r)
+		r = q.do(fire(r))
+		expect(t, len(r.Ready) == 1 && !r.Ready[0], "the registration never synced", r)
+	}
+}

@@ -183,6 +183,7 @@ impl ClientGoClient {
                     Some("backoff") => Timer::Backoff,
                     Some("request-timeout") => Timer::WatchTimeout,
                     Some("poll") => Timer::Poll,
+                    Some("handler-retry") => Timer::HandlerRetry,
                     _ => return Err(bad("timer kind")),
                 };
                 let ms = t["after_ms"].as_f64().filter(|ms| *ms >= 0.0).ok_or_else(|| bad("timer delay"))?;
@@ -280,6 +281,9 @@ impl Client for ClientGoClient {
         // Only when asked for: a program built before the option knew nothing of it.
         if self.config.transform {
             start["transform"] = Value::Bool(true);
+        }
+        if self.config.panic_handler {
+            start["panic_handler"] = Value::Bool(true);
         }
         self.command(start);
         if let Some(e) = &mut self.gone {

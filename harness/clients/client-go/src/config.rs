@@ -72,6 +72,12 @@ pub enum Lists {
 }
 
 impl Lists {
+    /// The configurations that run a `SharedIndexInformer` of the program's own (and so take its
+    /// options: `,transform`, `,panic-handler`).
+    pub fn is_shared_informer(self) -> bool {
+        matches!(self, Lists::Defaults | Lists::ListWatch | Lists::WatchList | Lists::Paged)
+    }
+
     /// The properties a configuration cannot be judged by, each with why.
     pub fn not_judged(self) -> &'static [(&'static str, &'static str)] {
         match self {
@@ -105,6 +111,12 @@ pub struct ClientGo {
     /// copy, marks it, and refuses an object it already transformed (client-go documents one
     /// transform per object for default informers). SharedIndexInformer configurations, v0.24 on.
     pub transform: bool,
+    /// `,panic-handler`: the informer's handler panics once (its first notification: told, then a
+    /// panic), in a program with `utilruntime.ReallyCrash = false`, so that client-go recovers it and
+    /// goes on; the waiters wait on the handler registration's `HasSynced`. SharedIndexInformer
+    /// configurations that LIST first, v0.27 on (a registration has `HasSynced` from then; a
+    /// streaming list's `Replace` takes its objects from a map, whose order a panic would show).
+    pub panic_handler: bool,
     /// For a Go user's client ([`Lists::Go`]): the package directory and the test that registers
     /// it; `binary` is then that package's test binary.
     pub go: Option<GoTest>,
@@ -132,6 +144,7 @@ impl ClientGo {
             binary: binary(PINNED),
             timeout_secs: None,
             transform: false,
+            panic_handler: false,
             go: None,
         };
         vec![
@@ -225,24 +238,24 @@ impl ClientGo {
                 Some(("waiters", n)) => config.waiters = waiters_option(spec, n)?,
                 Some(("timeout", t)) => config.timeout_secs = Some(timeout_option(spec, t)?),
                 None if option == "transform" => {
-                    if !matches!(
-                        config.lists,
-                        Lists::Defaults | Lists::ListWatch | Lists::WatchList | Lists::Paged
-                    ) {
-                        return Err(format!(
-                            "{spec:?}: transform is for the SharedIndexInformer configurations"
-                        ));
-                    }
-                    if config.minor() < 24 {
-                        return Err(format!(
-                            "{spec:?}: transform needs client-go v0.24 or later (SetTransform)"
-                        ));
-                    }
+                    config.informer_option(spec, option, 24, "SetTransform")?;
                     config.transform = true;
+                }
+                None if option == "panic-handler" => {
+                    config.informer_option(spec, option, 27, "a handler registration's HasSynced")?;
+                    if config.lists == Lists::WatchList || (config.lists == Lists::Defaults && config.minor() >= 35) {
+                        return Err(format!(
+                            "{spec:?}: panic-handler needs an informer that LISTs (client-go-no-watchlist, \
+                             client-go-paged, or a release before v0.35): a streaming list hands its objects \
+                             to the handler in a Go map's order, which differs from run to run, and the panic \
+                             makes that order seen"
+                        ));
+                    }
+                    config.panic_handler = true;
                 }
                 _ => {
                     return Err(format!(
-                        "{spec:?}: unknown option {option:?} (known: waiters=N, timeout=Ns, transform)"
+                        "{spec:?}: unknown option {option:?} (known: waiters=N, timeout=Ns, transform, panic-handler)"
                     ))
                 }
             }
@@ -260,6 +273,18 @@ impl ClientGo {
             ));
         }
         Ok(config)
+    }
+
+    /// Whether this configuration takes `option`, an option of the SharedIndexInformer configurations
+    /// from client-go v0.`since` (which brought `what`); why not if it does not.
+    fn informer_option(&self, spec: &str, option: &str, since: u32, what: &str) -> Result<(), String> {
+        if !self.lists.is_shared_informer() {
+            return Err(format!("{spec:?}: {option} is for the SharedIndexInformer configurations"));
+        }
+        if self.minor() < since {
+            return Err(format!("{spec:?}: {option} needs client-go v0.{since} or later ({what})"));
+        }
+        Ok(())
     }
 
     /// The spec [`Self::parse`] reads back.
@@ -280,6 +305,9 @@ impl ClientGo {
         }
         if self.transform {
             s.push_str(",transform");
+        }
+        if self.panic_handler {
+            s.push_str(",panic-handler");
         }
         s
     }
@@ -455,10 +483,24 @@ mod tests {
         let old = ClientGo::parse("client-go@v0.23.17,transform").unwrap_err();
         assert!(old.contains("v0.24 or later"), "{old}");
         let unknown = ClientGo::parse("client-go,transfrom").unwrap_err();
-        assert!(unknown.contains("known: waiters=N, timeout=Ns, transform"), "{unknown}");
+        assert!(unknown.contains("known: waiters=N, timeout=Ns, transform, panic-handler"), "{unknown}");
         let spec = ClientGo { transform: true, ..ClientGo::all_named().remove(0) }.spec();
         assert_eq!(spec, "client-go,transform");
         assert_eq!(Lists::Reflector.not_judged().len(), 2);
+    }
+
+    /// `,panic-handler` is a SharedIndexInformer's that LISTs, from the release whose registrations
+    /// have HasSynced; it spells itself back.
+    #[test]
+    fn panic_handler_is_for_informers_from_v0_27() {
+        let fifo = ClientGo::parse("client-go-retrywatcher,panic-handler").unwrap_err();
+        assert!(fifo.contains("SharedIndexInformer"), "{fifo}");
+        let old = ClientGo::parse("client-go@v0.26.15,panic-handler").unwrap_err();
+        assert!(old.contains("v0.27 or later"), "{old}");
+        let streams = ClientGo::parse("client-go,panic-handler").unwrap_err();
+        assert!(streams.contains("an informer that LISTs"), "{streams}");
+        let c = ClientGo { panic_handler: true, transform: true, ..ClientGo::all_named().remove(1) };
+        assert_eq!(c.spec(), "client-go-no-watchlist,transform,panic-handler");
     }
 
     /// A configuration the release cannot run is refused with the reason, before any program is

@@ -30,6 +30,7 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
         binary: PathBuf::new(),
         timeout_secs: None,
         transform: false,
+        panic_handler: false,
         go: None,
     };
     let mut test = None;

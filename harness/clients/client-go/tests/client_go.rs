@@ -274,7 +274,9 @@ fn a_program_that_dies_mid_run_is_an_error_naming_the_step() {
 /// backoff starts again at 800 ms two minutes after it last did, although every LIST since failed, where
 /// v0.35.10 keeps doubling; and PR #131799's streaming list, which runs an informer's transform on each
 /// object twice (in the reflector's temporary store, then in the queue's Replace): with the strict
-/// transform the informer never syncs, and without one it does. As for the corpus's correct reflector, a step the
+/// transform the informer never syncs, and without one it does; and kubernetes#129024: a handler that
+/// panics on an object of the first list leaves its registration unsynced for good, and one that does
+/// not panic syncs. As for the corpus's correct reflector, a step the
 /// fixed release does not enable where it stands is skipped (v0.18.2 has no backoff to wait out).
 #[test]
 fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
@@ -296,6 +298,12 @@ fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
         ("v0.36.6.backoff.pr-136824.json", Property::Backoff, "client-go-no-watchlist@v0.35.10"),
         // Not a release: the same informer with no transform.
         ("client-go-transform.ready-means-listed.json", Property::ReadyMeansListed, "client-go"),
+        // Not a release: the same informer whose handler does not panic (kubernetes#129024).
+        (
+            "client-go-no-watchlist-panic-handler.ready-means-listed.json",
+            Property::ReadyMeansListed,
+            "client-go-no-watchlist",
+        ),
     ];
     for (file, property, fixed) in pairs {
         let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../corpus/client-go").join(file);
