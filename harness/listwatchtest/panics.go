@@ -1,7 +1,6 @@
 package listwatchtest
 
 import (
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -58,22 +57,15 @@ func (l *listenerSleeps) next(now time.Time) (time.Time, bool) {
 	return first, !first.IsZero()
 }
 
-// sleepingListeners reads every goroutine's stack and returns those of the handler goroutines in
-// time.Sleep, by goroutine id, with the duration they sleep (time.Sleep's argument, in hex).
+// sleepingListeners reads every goroutine's stack (as the watchdog does) and returns those of the
+// handler goroutines in time.Sleep, by goroutine id, with the duration they sleep (time.Sleep's
+// argument, in hex).
 func sleepingListeners() map[string]time.Duration {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	out := map[string]time.Duration{}
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		header, rest, _ := strings.Cut(g, "\n")
-		if !strings.Contains(header, "[sleep") || !strings.Contains(rest, listenerFrame) {
+	for _, block := range strings.Split(allStacks(), "\n\n") {
+		header, rest, _ := strings.Cut(strings.TrimSpace(block), "\n")
+		m := goroutineHeader.FindStringSubmatch(header)
+		if m == nil || !strings.HasPrefix(m[2], "sleep") || !strings.Contains(rest, listenerFrame) {
 			continue
 		}
 		_, arg, ok := strings.Cut(rest, "time.Sleep(")
@@ -85,8 +77,7 @@ func sleepingListeners() map[string]time.Duration {
 		if err != nil {
 			continue
 		}
-		id := strings.Fields(header)[1]
-		out[id] = time.Duration(ns)
+		out[m[1]] = time.Duration(ns)
 	}
 	return out
 }

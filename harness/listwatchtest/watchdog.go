@@ -85,9 +85,16 @@ func (w *watchdog) run() {
 	}
 }
 
+// allStacks is every goroutine's stack, as runtime.Stack dumps them: a buffer grown until it fits.
 func allStacks() string {
-	buf := make([]byte, 8<<20)
-	return string(buf[:runtime.Stack(buf, true)])
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
 
 // stall is what keeps a bubble from going still: its goroutines that run (or wait to) and those
