@@ -53,6 +53,21 @@ fn the_same_seeds_give_the_same_bytes() {
     }
 }
 
+/// `listwatch clients` names the options the configurations take, each of which parsing knows.
+#[test]
+fn clients_lists_the_options() {
+    let out = listwatch(&["clients"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for option in [",waiters=N", ",timeout=Ns", ",transform", ",panic-handler"] {
+        assert!(text.lines().any(|l| l.trim_start().starts_with(option)), "{option}: {text}");
+    }
+    let unknown = listwatch(&["simulate", "--client", "client-go,nope", "--seeds", "1"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&unknown.stderr);
+    assert!(err.contains("known: waiters=N, timeout=Ns, transform, panic-handler"), "{err}");
+}
+
 #[test]
 fn a_release_that_is_not_built_is_one_line_naming_the_script() {
     let out = listwatch(&["simulate", "--client", "client-go@v0.0.1", "--seeds", "1"]);

@@ -73,6 +73,15 @@ impl ClientChoice {
         *self == ClientChoice::Model
     }
 
+    /// The options a client's name may take, each with what it does (the client-go configurations').
+    pub fn options() -> Vec<(&'static str, &'static str)> {
+        #[allow(unused_mut)]
+        let mut out = Vec::new();
+        #[cfg(feature = "client-go")]
+        out.extend(listwatch_client_go::config::OPTIONS);
+        out
+    }
+
     /// Every client this build can run: its name and what it is.
     pub fn all() -> Vec<(String, String)> {
         #[allow(unused_mut)]

@@ -135,6 +135,13 @@ pub fn run(args: &[String]) -> i32 {
             for (name, about) in clients::ClientChoice::all() {
                 println!("{name:34} {about}");
             }
+            let options = clients::ClientChoice::options();
+            if !options.is_empty() {
+                println!("\nthe client-go configurations take, after their name:");
+                for (option, about) in options {
+                    println!("  {option:32} {about}");
+                }
+            }
             Ok(0)
         }
         Some(Command::Show(s)) => traces::show(&s),

@@ -9,6 +9,18 @@ pub const PINNED: &str = "v0.37.2";
 /// Tasks that call `WaitForCacheSync` from the start by default: several, as a controller's workers do.
 pub const WAITERS: usize = 3;
 
+/// What a configuration's spec may add to its name, with what each does (`listwatch clients`).
+pub const OPTIONS: [(&str, &str); 5] = [
+    ("@vX.Y.Z", "that release's program (scripts/build-client-go vX.Y.Z builds it)"),
+    (",waiters=N", "N tasks (1 to 16) call WaitForCacheSync from the start; 3 by default"),
+    (",timeout=Ns", "rest.Config.Timeout, the HTTP client's timeout, 1 to 3600 s; none by default"),
+    (",transform", "SetTransform with a strict transform (the SharedIndexInformer configurations, v0.24 on)"),
+    (
+        ",panic-handler",
+        "a handler that panics once, recovered by client-go (the SharedIndexInformer configurations that LIST, v0.27 on)",
+    ),
+];
+
 /// How the informer makes its lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Lists {
@@ -243,7 +255,9 @@ impl ClientGo {
                 }
                 None if option == "panic-handler" => {
                     config.informer_option(spec, option, 27, "a handler registration's HasSynced")?;
-                    if config.lists == Lists::WatchList || (config.lists == Lists::Defaults && config.minor() >= 35) {
+                    if config.lists == Lists::WatchList
+                        || (config.lists == Lists::Defaults && config.minor() >= 35)
+                    {
                         return Err(format!(
                             "{spec:?}: panic-handler needs an informer that LISTs (client-go-no-watchlist, \
                              client-go-paged, or a release before v0.35): a streaming list hands its objects \
@@ -254,9 +268,8 @@ impl ClientGo {
                     config.panic_handler = true;
                 }
                 _ => {
-                    return Err(format!(
-                        "{spec:?}: unknown option {option:?} (known: waiters=N, timeout=Ns, transform, panic-handler)"
-                    ))
+                    let known: Vec<&str> = OPTIONS.iter().filter_map(|(o, _)| o.strip_prefix(',')).collect();
+                    return Err(format!("{spec:?}: unknown option {option:?} (known: {})", known.join(", ")));
                 }
             }
         }
