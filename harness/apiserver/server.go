@@ -11,7 +11,6 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/kubernetes"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,8 +27,6 @@ import (
 	examplev1 "k8s.io/apiserver/pkg/apis/example/v1"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/cacher"
-	"k8s.io/apiserver/pkg/storage/etcd3"
-	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
 	"k8s.io/utils/clock"
 )
 
@@ -46,21 +43,64 @@ func init() {
 
 const resourcePrefix = "/pods/"
 
-// compactRevisionSetter is what the etcd3 compactor offers to learn of a compaction at once.
-type compactRevisionSetter interface {
-	UpdateCompactRevision(int64)
-	Stop()
+var (
+	versioner   = storage.APIObjectVersioner{}
+	codec       = codecs.LegacyCodec(examplev1.SchemeGroupVersion)
+	newFunc     = func() runtime.Object { return &example.Pod{} }
+	newListFunc = func() runtime.Object { return &example.PodList{} }
+	gr          = schema.GroupResource{Resource: "pods"}
+)
+
+// cacherConfig is the cacher's configuration for the store, the fields every release has.
+func cacherConfig(store storage.Interface) cacher.Config {
+	return cacher.Config{
+		Storage:        store,
+		Versioner:      versioner,
+		GroupResource:  gr,
+		ResourcePrefix: resourcePrefix,
+		KeyFunc:        func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(resourcePrefix, obj) },
+		GetAttrsFunc:   storage.DefaultNamespaceScopedAttr,
+		NewFunc:        newFunc,
+		NewListFunc:    newListFunc,
+		Codec:          codec,
+		Clock:          clock.RealClock{},
+	}
+}
+
+// stack is one release's storage stack for the resource, built by that release's constructors
+// (store_*.go and cache_*.go, chosen by build tags): the etcd3 store under the cacher, as the API
+// server's registry wraps it.
+type stack struct {
+	// store is what requests go through: from v0.33 the cache delegator over the cacher and the etcd3
+	// store (StorageWithCacher's wrapping); before, the cacher itself, which delegated to the store.
+	store storage.Interface
+	// wait returns once the cache is ready.
+	wait func(context.Context) error
+	// compacted tells the store's compactor (v0.34 on) of a compaction at once; nil before v0.34,
+	// whose store learns of it from etcd's answers.
+	compacted func(rev int64)
+	stop      func()
+}
+
+// compaction is the etcd3 store's compactor (v0.34 on; zero before, whose store learns of
+// compactions from etcd's answers).
+type compaction struct {
+	compacted func(rev int64)
+	stop      func()
+}
+
+func (c compaction) close() {
+	if c.stop != nil {
+		c.stop()
+	}
 }
 
 type server struct {
-	client    *kubernetes.Client
-	version   string
-	run       int
-	prefix    string
-	compactor compactRevisionSetter
-	store     storage.Interface
-	cacher    *cacher.Cacher
-	delegator *cacher.CacheDelegator
+	client  *etcdConn
+	version string
+	run     int
+	prefix  string
+	stack   *stack
 	// The revision of the last write under the watched prefix, which a barrier waits for.
 	lastWatched int64
 	incarnation int
@@ -70,7 +110,7 @@ type server struct {
 }
 
 func newServer(endpoint string) (*server, error) {
-	client, err := kubernetes.New(clientv3.Config{
+	client, err := dial(clientv3.Config{
 		Endpoints:   []string{endpoint},
 		DialTimeout: 10 * time.Second,
 	})
@@ -88,14 +128,9 @@ func newServer(endpoint string) (*server, error) {
 
 func (s *server) stop() {
 	s.stopWatches()
-	if s.cacher != nil {
-		s.delegator.Stop()
-		s.store = nil
-		s.cacher = nil
-	}
-	if s.compactor != nil {
-		s.compactor.Stop()
-		s.compactor = nil
+	if s.stack != nil {
+		s.stack.stop()
+		s.stack = nil
 	}
 	_ = s.client.Close()
 }
@@ -112,47 +147,19 @@ func (s *server) stopWatches() {
 // start builds a fresh etcd3 store and cacher under a new prefix and waits until the cache is ready.
 func (s *server) start(ctx context.Context) answer {
 	s.stopWatches()
-	if s.cacher != nil {
-		s.delegator.Stop()
-	}
-	if s.compactor != nil {
-		s.compactor.Stop()
+	if s.stack != nil {
+		s.stack.stop()
+		s.stack = nil
 	}
 	s.run++
 	s.prefix = fmt.Sprintf("/listwatch/%d/%d", os.Getpid(), s.run)
 	s.lastWatched = 0
-	versioner := storage.APIObjectVersioner{}
-	codec := codecs.LegacyCodec(examplev1.SchemeGroupVersion)
-	newFunc := func() runtime.Object { return &example.Pod{} }
-	newListFunc := func() runtime.Object { return &example.PodList{} }
-	gr := schema.GroupResource{Resource: "pods"}
-	compactor := etcd3.NewCompactor(s.client.Client, 0, clock.RealClock{}, nil)
-	s.compactor = compactor
-	store, err := etcd3.New(s.client, compactor, codec, newFunc, newListFunc, s.prefix, resourcePrefix, gr,
-		identity.NewEncryptCheckTransformer(), etcd3.NewDefaultLeaseManagerConfig(),
-		etcd3.NewDefaultDecoder(codec, versioner), versioner)
+	st, err := newStack(s.client, s.prefix)
 	if err != nil {
 		return failure(err)
 	}
-	cfg := cacher.Config{
-		Storage:             store,
-		Versioner:           versioner,
-		GroupResource:       gr,
-		EventsHistoryWindow: cacher.DefaultEventFreshDuration,
-		ResourcePrefix:      resourcePrefix,
-		KeyFunc:             func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(resourcePrefix, obj) },
-		GetAttrsFunc:        storage.DefaultNamespaceScopedAttr,
-		NewFunc:             newFunc,
-		NewListFunc:         newListFunc,
-		Codec:               codec,
-		Clock:               clock.RealClock{},
-	}
-	c, err := cacher.NewCacherFromConfig(cfg)
-	if err != nil {
-		return failure(err)
-	}
-	s.store, s.cacher, s.delegator = store, c, cacher.NewCacheDelegator(c, store)
-	if err := c.Wait(ctx); err != nil {
+	s.stack = st
+	if err := st.wait(ctx); err != nil {
 		return failure(fmt.Errorf("the cache did not become ready: %w", err))
 	}
 	rev, err := s.currentRev(ctx)
@@ -217,7 +224,7 @@ func failure(err error) answer {
 }
 
 func (s *server) handle(ctx context.Context, req *request) answer {
-	if req.Op != "start" && s.cacher == nil {
+	if req.Op != "start" && s.stack == nil {
 		return failure(fmt.Errorf("%s before start", req.Op))
 	}
 	switch req.Op {
@@ -260,7 +267,7 @@ func (s *server) handle(ctx context.Context, req *request) answer {
 // put creates the object or updates it (one etcd transaction, E1), with a label counting its versions.
 func (s *server) put(ctx context.Context, key int) answer {
 	out := &example.Pod{}
-	err := s.delegator.GuaranteedUpdate(ctx, storageKey(key), out, true, nil,
+	err := s.stack.store.GuaranteedUpdate(ctx, storageKey(key), out, true, nil,
 		func(input runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
 			p := input.(*example.Pod).DeepCopy()
 			if p.ResourceVersion == "" {
@@ -283,7 +290,7 @@ func (s *server) put(ctx context.Context, key int) answer {
 
 func (s *server) delete(ctx context.Context, key int) answer {
 	out := &example.Pod{}
-	err := s.delegator.Delete(ctx, storageKey(key), out, nil, storage.ValidateAllObjectFunc, nil, storage.DeleteOptions{})
+	err := deleteObject(ctx, s.stack.store, storageKey(key), out)
 	if storage.IsNotFound(err) {
 		rev, err := s.currentRev(ctx)
 		if err != nil {
@@ -336,7 +343,9 @@ func (s *server) compact(ctx context.Context, rev int64) answer {
 	case err != nil:
 		return failure(err)
 	}
-	s.compactor.UpdateCompactRevision(rev)
+	if s.stack.compacted != nil {
+		s.stack.compacted(rev)
+	}
 	return answer{Rev: rev}
 }
 
@@ -349,7 +358,7 @@ func (s *server) list(ctx context.Context, req *request) answer {
 	list := &example.PodList{}
 	opts := storage.ListOptions{ResourceVersion: req.RV, ResourceVersionMatch: metav1.ResourceVersionMatch(req.Match),
 		Predicate: predicate(req.Limit, req.Cont, false), Recursive: true}
-	if err := s.delegator.GetList(ctx, resourcePrefix, opts, list); err != nil {
+	if err := s.stack.store.GetList(ctx, resourcePrefix, opts, list); err != nil {
 		return failure(err)
 	}
 	rv, _ := strconv.ParseInt(list.ResourceVersion, 10, 64)
@@ -374,7 +383,7 @@ func (s *server) watch(ctx context.Context, req *request) answer {
 		opts.SendInitialEvents = &t
 	}
 	// The watch outlives this request: its own context, ended by stop.
-	w, err := s.delegator.Watch(context.Background(), resourcePrefix, opts)
+	w, err := s.stack.store.Watch(context.Background(), resourcePrefix, opts)
 	if err != nil {
 		return failure(err)
 	}
@@ -417,7 +426,7 @@ func message(id int, ev watch.Event) answer {
 func (s *server) cacheRev(ctx context.Context) (int64, error) {
 	list := &example.PodList{}
 	opts := storage.ListOptions{ResourceVersion: "0", Predicate: predicate(0, "", false), Recursive: true}
-	if err := s.delegator.GetList(ctx, resourcePrefix, opts, list); err != nil {
+	if err := s.stack.store.GetList(ctx, resourcePrefix, opts, list); err != nil {
 		return 0, err
 	}
 	return strconv.ParseInt(list.ResourceVersion, 10, 64)
@@ -429,7 +438,7 @@ func (s *server) cacheRev(ctx context.Context) (int64, error) {
 func (s *server) sync(ctx context.Context) answer {
 	list := &example.PodList{}
 	opts := storage.ListOptions{ResourceVersion: "", Predicate: predicate(0, "", false), Recursive: true}
-	if err := s.delegator.GetList(ctx, resourcePrefix, opts, list); err != nil {
+	if err := s.stack.store.GetList(ctx, resourcePrefix, opts, list); err != nil {
 		return failure(err)
 	}
 	for {
