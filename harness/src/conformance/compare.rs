@@ -20,6 +20,15 @@ pub struct Difference {
     pub store: String,
 }
 
+impl Difference {
+    /// The same difference, said not to have come again when its sequence ran again.
+    pub fn not_reproduced(self) -> Difference {
+        let place =
+            format!("{} (not seen again when the sequence ran again: it depends on timing)", self.place);
+        Difference { place, ..self }
+    }
+}
+
 impl fmt::Display for Difference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: the model says {}; the store says {}", self.place, self.model, self.store)
@@ -261,11 +270,14 @@ impl Campaign {
             summary.operations += sequence.len() as u64;
             summary.messages += messages as u64;
             progress(index + 1);
-            if diff.is_some() {
-                summary.difference = shrink(&sequence, |s| {
+            if let Some(first) = diff {
+                let shrunk = shrink(&sequence, |s| {
                     let (real, _) = suite.run(s, tombstones, plant)?;
                     Ok(suite.check(s, &real, tombstones, plant))
                 })?;
+                // A difference that does not come again when its sequence runs again still stands:
+                // the whole sequence, said to depend on timing, never a pass.
+                summary.difference = shrunk.or_else(|| Some((sequence.clone(), first.not_reproduced())));
                 break;
             }
             if suite.check(&sequence, &real, alternative, plant).is_some() {
@@ -301,6 +313,7 @@ impl<Q> Default for Summary<Q> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conformance::generate;
     use crate::conformance::model_side::model_transcript;
     use crate::conformance::sequence::Op;
 
@@ -341,6 +354,41 @@ mod tests {
         let (shortest, diff) = summary.difference.expect("the planted bug is found");
         assert!(shortest.ops.len() <= 5, "{shortest:?}");
         assert!(shortest.ops.iter().any(|o| matches!(o, Op::Compact { .. })), "{shortest:?} {diff}");
+    }
+
+    /// A store with the planted bug in its `nth` run only, as a race that a second run does not meet.
+    struct DiffersOnce {
+        runs: u64,
+        nth: u64,
+    }
+
+    impl StoreUnderTest for DiffersOnce {
+        fn describe(&self) -> String {
+            "a store that differs once".into()
+        }
+        fn run(&mut self, sequence: &Sequence, _: &Transcript) -> Result<Transcript, SideError> {
+            let plant =
+                if self.runs == self.nth { Plant::CompactionKeepsOneRevisionTooFew } else { Plant::None };
+            self.runs += 1;
+            Ok(model_transcript(sequence, DROP, plant))
+        }
+    }
+
+    #[test]
+    fn a_difference_that_does_not_come_again_is_still_reported() {
+        let meets_the_bug = |i| {
+            let seq = generate::sequence(1, i, 30);
+            let planted = model_transcript(&seq, DROP, Plant::CompactionKeepsOneRevisionTooFew);
+            first_difference(&seq, &model_transcript(&seq, DROP, Plant::None), &planted).is_some()
+        };
+        let nth = (0..500).find(|&i| meets_the_bug(i)).expect("seed 1 meets the planted bug (test above)");
+        let campaign = Campaign { seed: 1, sequences: 500, max_ops: 30, plant: Plant::None };
+        let mut store = DiffersOnce { runs: 0, nth };
+        let summary = campaign.run(&mut store, DROP, &AtomicBool::new(false), |_| {}).unwrap();
+        let (seq, diff) = summary.difference.expect("the difference is reported, not passed");
+        assert_eq!(summary.sequences, nth + 1);
+        assert_eq!(seq, generate::sequence(1, nth, 30), "the whole sequence, unshrunk");
+        assert!(diff.place.contains("depends on timing"), "{diff}");
     }
 
     #[test]
