@@ -275,6 +275,13 @@ pub fn describe(config: &Config) -> String {
     if !config.etcd_progress_requests {
         line.push_str(", etcd answers no progress requests (A12: streaming lists refused)");
     }
+    // The newest release's rules go unsaid, as the model's server always followed them.
+    if config.apiserver != listwatch_model::ApiServerRelease::NEWEST {
+        line.push_str(&format!(", API server {}", config.apiserver));
+        if !config.apiserver.watch_list() {
+            line.push_str(" (A12: streaming lists refused, 422)");
+        }
+    }
     line
 }
 

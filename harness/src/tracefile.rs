@@ -11,8 +11,8 @@ use std::fmt;
 use std::path::Path;
 
 use listwatch_model::{
-    Action, Config, FaultKind, FaultKinds, Flaw, Flaws, ListMode, ManagerConfig, ModelReflector,
-    ProgressNotify, ReflectorConfig, TombstonePolicy,
+    Action, ApiServerRelease, Config, FaultKind, FaultKinds, Flaw, Flaws, ListMode, ManagerConfig,
+    ModelReflector, ProgressNotify, ReflectorConfig, TombstonePolicy,
 };
 use listwatch_properties::Property;
 use serde::{Deserialize, Serialize};
@@ -123,6 +123,9 @@ struct ConfigFile {
     /// A14; absent (off) in files that predate it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     resilient_cache_init: bool,
+    /// The API server release whose rules the servers follow; absent: the newest the model knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    apiserver: Option<String>,
     flaws: Vec<String>,
 }
 
@@ -221,6 +224,7 @@ impl Trace {
                     mode: (r.mode != ListMode::ListWatch).then(|| r.mode.name().to_string()),
                 },
                 resilient_cache_init: c.resilient_cache_init,
+                apiserver: (c.apiserver != ApiServerRelease::NEWEST).then(|| c.apiserver.to_string()),
                 flaws: c.flaws.iter().map(|f| f.name().to_string()).collect(),
             },
             client: (!self.is_model()).then(|| self.client.clone()),
@@ -401,6 +405,11 @@ fn config(f: &ConfigFile) -> Result<Config, String> {
             mode,
         },
         resilient_cache_init: f.resilient_cache_init,
+        apiserver: match &f.apiserver {
+            None => ApiServerRelease::NEWEST,
+            Some(text) => ApiServerRelease::parse(text)
+                .ok_or_else(|| format!("config.apiserver: '{text}' is not a release like v0.33.13"))?,
+        },
         flaws,
     })
 }
@@ -442,6 +451,19 @@ mod tests {
         assert_eq!(with_field(2, "[\"apiserver-1\", \"apiserver-0\"]"), Ok(ProgressNotify::ALL));
         assert_eq!(with_field(2, "[]"), Ok(ProgressNotify::NONE));
         assert_eq!(with_field(2, "true"), Ok(ProgressNotify::ALL));
+    }
+
+    #[test]
+    fn the_api_server_release_is_written_only_when_not_the_newest_and_a_bad_one_is_named() {
+        let mut t = trace(1, ProgressNotify::NONE);
+        assert!(!t.to_json().contains("\"apiserver\""), "the newest is the default, not written");
+        t.config.apiserver = ApiServerRelease::new(33, 13);
+        let text = t.to_json();
+        assert!(text.contains("\"apiserver\": \"v0.33.13\""));
+        assert_eq!(Trace::parse("t.json", &text).expect("reads back").config.apiserver, t.config.apiserver);
+        let bad = text.replace("v0.33.13", "v0.33");
+        let err = Trace::parse("t.json", &bad).expect_err("a bad release").to_string();
+        assert!(err.contains("config.apiserver: 'v0.33' is not a release like v0.33.13"), "{err}");
     }
 
     #[test]

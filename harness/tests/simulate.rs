@@ -101,11 +101,8 @@ fn assert_minimal(trace: &Trace, flaw: Flaw) {
 fn fault_kinds_narrow_the_faults_and_keep_each_seeds_world() {
     use listwatch_harness::sim::run::run_seed_in;
     use listwatch_model::FaultKind;
-    let only_500 = Narrowing {
-        fault_kinds: FaultKinds::NONE.with(FaultKind::InternalError),
-        no_cache_reinit_429: false,
-        etcd: None,
-    };
+    let only_500 =
+        Narrowing { fault_kinds: FaultKinds::NONE.with(FaultKind::InternalError), ..Narrowing::none() };
     for seed in 0..50 {
         let all = run_seed_in(&ModelReflector, seed, Flaws::NONE, Narrowing::none(), 200, 6_000);
         let narrow = run_seed_in(&ModelReflector, seed, Flaws::NONE, only_500, 200, 6_000);
@@ -136,7 +133,7 @@ fn fault_kinds_narrow_the_faults_and_keep_each_seeds_world() {
 #[test]
 fn no_cache_reinit_429_turns_a14_off_and_keeps_each_seeds_world() {
     use listwatch_harness::sim::run::run_seed_in;
-    let old_servers = Narrowing { fault_kinds: FaultKinds::all(), no_cache_reinit_429: true, etcd: None };
+    let old_servers = Narrowing { no_cache_reinit_429: true, ..Narrowing::none() };
     let mut drew_a14 = 0;
     for seed in 0..50 {
         let all = run_seed_in(&ModelReflector, seed, Flaws::NONE, Narrowing::none(), 200, 6_000);
@@ -180,4 +177,33 @@ fn etcd_puts_every_seed_over_one_release_and_keeps_its_world() {
     assert!(s.tally.lists > fresh.tally.lists, "refused streaming lists fall back to LIST");
     assert!(campaign::text(&c, &s).contains(", over etcd 3.4.23"));
     assert!(campaign::json(&c, &s).contains("\"etcd\": \"3.4.23\""));
+}
+
+/// `--apiserver` puts every seed's servers under one release's rules and keeps the rest of its world:
+/// k8s.io/apiserver v0.33 refuses streaming lists (A12: its WatchList gate is off by default), so the
+/// reflectors that stream fall back to LIST, and v0.30's caches serve at once after a relist (A14);
+/// the summary and the JSON name the release, and merge reads it back.
+#[test]
+fn apiserver_puts_every_seed_under_one_releases_rules() {
+    use listwatch_harness::sim::run::run_seed_in;
+    use listwatch_model::ApiServerRelease;
+    let v0_30 = ApiServerRelease::new(30, 14);
+    for seed in 0..50 {
+        let all = run_seed_in(&ModelReflector, seed, Flaws::NONE, Narrowing::none(), 200, 6_000);
+        let over = Narrowing { apiserver: Some(v0_30), ..Narrowing::none() };
+        let old = run_seed_in(&ModelReflector, seed, Flaws::NONE, over, 200, 6_000);
+        let (a, o) = (all.draw.config, old.draw.config);
+        assert_eq!((o.apiserver, o.resilient_cache_init), (v0_30, false));
+        let same = Config { apiserver: a.apiserver, resilient_cache_init: a.resilient_cache_init, ..o };
+        assert_eq!(same, a, "seed {seed}: its world");
+    }
+    let mut c = campaign("apiserver-v0.33", 100, Flaws::NONE);
+    let fresh = campaign::run(&c, &ModelReflector).expect("runs");
+    c.narrowing.apiserver = Some(ApiServerRelease::new(33, 13));
+    let s = campaign::run(&c, &ModelReflector).expect("runs");
+    assert!(s.tally.lists > fresh.tally.lists, "refused streaming lists fall back to LIST");
+    assert_eq!(s.failures.len(), fresh.failures.len(), "the correct reflector passes as before");
+    assert!(campaign::text(&c, &s).contains(", API server v0.33.13"));
+    let json = campaign::json(&c, &s);
+    assert!(json.contains("\"apiserver\": \"v0.33.13\""));
 }

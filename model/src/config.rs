@@ -273,6 +273,8 @@ pub struct Config {
     /// relists answers 429 until it has listed again. Off: it serves at once, as before 1.31 (and as
     /// trace files that predate the setting were recorded).
     pub resilient_cache_init: bool,
+    /// The API server release whose rules the servers follow (A2, A12; A14's is the setting above).
+    pub apiserver: crate::ApiServerRelease,
     pub flaws: Flaws,
 }
 
@@ -302,6 +304,7 @@ impl Default for Config {
             manager: None,
             reflector: ReflectorConfig::default(),
             resilient_cache_init: true,
+            apiserver: crate::ApiServerRelease::NEWEST,
             flaws: Flaws::NONE,
         }
     }
@@ -321,6 +324,12 @@ impl Config {
             etcd_progress_requests: release.progress_requests(),
             ..self
         }
+    }
+
+    /// The same scope over API server `release`: its streaming lists (A12), its answer to an Exact
+    /// LIST ahead of etcd (A2) and its cache's reinitialisation (A14).
+    pub fn over_apiserver(self, release: crate::ApiServerRelease) -> Config {
+        Config { apiserver: release, resilient_cache_init: release.resilient_cache_init(), ..self }
     }
 
     /// The same scope with the fault kinds of `kinds` only.

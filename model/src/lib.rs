@@ -11,6 +11,7 @@
 
 pub mod action;
 pub mod api;
+pub mod apiserver_release;
 pub mod cache;
 pub mod client;
 pub mod config;
@@ -29,6 +30,7 @@ pub mod watch_cache;
 
 pub use action::{Action, Fault};
 pub use api::{ApiError, Continue, ListResponse, ListRv, Message, Request, WatchEnd, WatchEvent, WatchFrom};
+pub use apiserver_release::ApiServerRelease;
 pub use cache::{Cache, CacheOp, Notification};
 pub use client::{Client, Clients, Effect, Input, ModelClient, ModelReflector};
 pub use config::{Config, FaultKind, FaultKinds, ManagerConfig, ProgressNotify};

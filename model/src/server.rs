@@ -7,6 +7,7 @@
 use litemap::LiteMap;
 
 use crate::api::{ApiError, Continue, ListResponse, ListRv, Message, WatchEnd, WatchEvent, WatchFrom};
+use crate::apiserver_release::ApiServerRelease;
 use crate::flaw::{Flaw, Flaws};
 use crate::store::{ReadError, Snapshot, Store, WatchResponse, WatcherId};
 use crate::types::{ClientId, Millis, Rev, ServerId};
@@ -60,6 +61,9 @@ pub struct ApiServer {
     /// Whether etcd answers progress requests (E7; etcd >= 3.4.31, 3.5.13, 3.6). Without them the cache
     /// cannot serve a streaming list (A12).
     progress_requests: bool,
+    /// The release's rules ([`ApiServerRelease`]): whether it serves streaming lists (A12: the
+    /// `WatchList` gate) and how it answers an Exact LIST ahead of etcd (A2).
+    release: ApiServerRelease,
 }
 
 impl ApiServer {
@@ -80,7 +84,13 @@ impl ApiServer {
             initializing,
             resilient_init,
             progress_requests: true,
+            release: ApiServerRelease::NEWEST,
         }
+    }
+
+    /// Following `release`'s rules (A2, A12); A14's is [`Self::with_resilient_init`].
+    pub fn with_release(self, release: ApiServerRelease) -> Self {
+        ApiServer { release, ..self }
     }
 
     /// Over an etcd that answers progress requests or not (E7): without them every streaming list is
@@ -139,6 +149,7 @@ impl ApiServer {
             initializing,
             resilient_init,
             progress_requests,
+            release,
         } = self;
         (
             cache,
@@ -150,6 +161,7 @@ impl ApiServer {
             initializing,
             resilient_init,
             progress_requests,
+            release,
         )
             .hash(state);
     }
@@ -200,6 +212,7 @@ impl ApiServer {
             // Exact) are served, as with consistent reads from etcd.
             return vec![(client, Message::List(Err(ApiError::TooManyRequests)))];
         }
+        let future = self.release.future_exact_list();
         let result = match rv {
             ListRv::Any => Ok(self.cache_list()),
             ListRv::NotOlderThan(x) if self.cache.rv() >= x => Ok(self.cache_list()),
@@ -210,8 +223,9 @@ impl ApiServer {
             ListRv::Consistent if from_cache => Ok(self.cache_list()),
             ListRv::Consistent => Ok(Self::etcd_list(store, None).expect("current is readable")),
             ListRv::Exact(x) => Self::etcd_list(store, Some(x)).map_err(|e| match e {
+                // A2: etcd's "future revision" as the release answers it (ApiServerRelease).
                 ReadError::Compacted { .. } => ApiError::Expired,
-                ReadError::FutureRev { .. } => ApiError::TooLargeResourceVersion,
+                ReadError::FutureRev { .. } => future,
             }),
         };
         vec![(client, Message::List(result))]
@@ -266,10 +280,11 @@ impl ApiServer {
             (None, ListRv::Exact(x)) => Some(x),
             (None, _) => None,
         };
+        let future = self.release.future_exact_list();
         let result = Self::etcd_list(store, at)
             .map_err(|e| match e {
                 ReadError::Compacted { .. } => ApiError::Expired,
-                ReadError::FutureRev { .. } => ApiError::TooLargeResourceVersion,
+                ReadError::FutureRev { .. } => future,
             })
             .map(|whole| Self::page(whole, limit, cont));
         vec![(client, Message::List(result))]
@@ -327,6 +342,11 @@ impl ApiServer {
     pub fn watch_list(&mut self, client: ClientId, rv: ListRv, bookmarks: bool, store: &Store) -> Outbox {
         if !bookmarks || matches!(rv, ListRv::Exact(_)) {
             return vec![(client, Message::WatchRefused(ApiError::BadRequest))];
+        }
+        if !self.release.watch_list() {
+            // A12: with the WatchList gate off (before v0.32, and in v0.33) the handler's validation
+            // refuses `sendInitialEvents`: 422 before the stream opens (ApiServerRelease::watch_list).
+            return vec![(client, Message::WatchRefused(ApiError::Invalid))];
         }
         if self.initializing {
             // A14: a cache that has not listed again serves no watch: 429 before the stream opens.
@@ -566,7 +586,8 @@ impl ApiServer {
         let (resilient_init, progress_requests) = (self.resilient_init, self.progress_requests);
         *self = ApiServer::start(self.id, store, self.cache_window, self.flaws)
             .with_resilient_init(resilient_init)
-            .with_progress_requests(progress_requests);
+            .with_progress_requests(progress_requests)
+            .with_release(self.release);
         self.initializing = resilient_init;
     }
 }

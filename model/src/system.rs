@@ -90,6 +90,7 @@ impl<C: Client> System<C> {
                 ApiServer::start(ServerId(i), &mut store, config.cache_window, config.flaws)
                     .with_resilient_init(config.resilient_cache_init)
                     .with_progress_requests(config.etcd_progress_requests)
+                    .with_release(config.apiserver)
             })
             .collect();
         let clients = (0..config.reflectors).map(ClientId).map(make).collect();

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use listwatch_model::{EtcdRelease, Flaw, Flaws};
+use listwatch_model::{ApiServerRelease, EtcdRelease, Flaw, Flaws};
 use listwatch_properties::Property;
 
 use std::sync::atomic::Ordering;
@@ -109,6 +109,11 @@ pub struct WorldArgs {
     /// tombstone policy (E4) and whether it answers progress requests (E7, A12)
     #[arg(long, value_name = "VERSION", value_parser = parse_etcd)]
     pub etcd: Option<EtcdRelease>,
+    /// Every world's API servers follow this k8s.io/apiserver release's rules (vX.Y.Z; README, "The
+    /// model per release"): streaming lists (A12), an Exact LIST ahead of etcd (A2), the cache's
+    /// reinitialisation (A14)
+    #[arg(long, value_name = "VERSION", value_parser = parse_apiserver)]
+    pub apiserver: Option<ApiServerRelease>,
     #[command(flatten)]
     pub shape: Shape,
 }
@@ -120,6 +125,7 @@ impl Default for WorldArgs {
             world: None,
             flaw: Vec::new(),
             etcd: None,
+            apiserver: None,
             shape: Shape::default(),
         }
     }
@@ -139,6 +145,12 @@ pub(super) fn parse_etcd(v: &str) -> Result<EtcdRelease, String> {
     newest.and_then(|n| EtcdRelease::parse(&n)).ok_or_else(|| {
         format!("'{v}' is not an etcd release (X.Y.Z, e.g. 3.5.35, or 3.4, 3.5, 3.6, 3.7 for the newest compared)")
     })
+}
+
+/// `--apiserver`: a k8s.io/apiserver release `v0.Y.Z` (or Kubernetes' `1.Y.Z`).
+pub(super) fn parse_apiserver(v: &str) -> Result<ApiServerRelease, String> {
+    ApiServerRelease::parse(v)
+        .ok_or_else(|| format!("'{v}' is not a k8s.io/apiserver release (v0.Y.Z, e.g. v0.33.13, or 1.33.13)"))
 }
 
 fn count(v: &str) -> Result<u8, String> {
@@ -353,6 +365,11 @@ impl CheckArgs {
         if let Some(release) = self.worlds.etcd {
             for w in &mut all {
                 w.config = w.config.over_etcd(release);
+            }
+        }
+        if let Some(release) = self.worlds.apiserver {
+            for w in &mut all {
+                w.config = w.config.over_apiserver(release);
             }
         }
         all

@@ -117,6 +117,11 @@ pub struct SimulateArgs {
     /// tombstone policy (E4) and whether it answers progress requests (E7, A12), not the drawn ones
     #[arg(long, value_name = "VERSION", value_parser = super::check::parse_etcd)]
     pub etcd: Option<listwatch_model::EtcdRelease>,
+    /// Every seed's API servers follow this k8s.io/apiserver release's rules (vX.Y.Z; README, "The
+    /// model per release"): its streaming lists (A12), its answer to an Exact LIST ahead of etcd (A2)
+    /// and its cache's reinitialisation (A14)
+    #[arg(long, value_name = "VERSION", value_parser = super::check::parse_apiserver)]
+    pub apiserver: Option<listwatch_model::ApiServerRelease>,
     /// Where shrunk failures are written
     #[arg(long, value_name = "DIR", default_value = "target/listwatch/failures")]
     pub out: PathBuf,
@@ -153,6 +158,7 @@ impl SimulateArgs {
                 fault_kinds: self.fault_kinds.unwrap_or_else(FaultKinds::all),
                 no_cache_reinit_429: self.no_cache_reinit_429,
                 etcd: self.etcd,
+                apiserver: self.apiserver,
             },
             out: self.out.clone(),
         })

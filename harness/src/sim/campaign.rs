@@ -201,6 +201,7 @@ pub fn text(c: &Campaign, s: &Summary) -> String {
         restricted(c).map(|k| format!(", fault kinds: {k}")).unwrap_or_default(),
         if c.narrowing.no_cache_reinit_429 { ", caches serve at once after a relist (no A14 429s)" } else { "" },
         c.narrowing.etcd.map(|e| format!(", over etcd {e}")).unwrap_or_default()
+            + &c.narrowing.apiserver.map(|a| format!(", API server {a}")).unwrap_or_default()
     );
     let passed = s.seeds_run - s.failures.len() as u64;
     out.push_str(&format!("  seeds passed     {passed} / {}\n", s.seeds_run));
@@ -291,6 +292,9 @@ fn flags(c: &Campaign) -> String {
     if let Some(release) = c.narrowing.etcd {
         s.push_str(&format!(" --etcd {release}"));
     }
+    if let Some(release) = c.narrowing.apiserver {
+        s.push_str(&format!(" --apiserver {release}"));
+    }
     s
 }
 
@@ -362,6 +366,9 @@ pub fn json(c: &Campaign, s: &Summary) -> String {
     }
     if let Some(release) = c.narrowing.etcd {
         value["etcd"] = release.to_string().into();
+    }
+    if let Some(release) = c.narrowing.apiserver {
+        value["apiserver"] = release.to_string().into();
     }
     serde_json::to_string_pretty(&value).unwrap_or_default()
 }

@@ -129,12 +129,15 @@ pub struct Narrowing {
     /// Every seed's etcd is this release (`--etcd`): its tombstone policy (E4) and whether it answers
     /// progress requests (E7, A12), in place of the drawn policy. `None`: as drawn.
     pub etcd: Option<listwatch_model::EtcdRelease>,
+    /// Every seed's API servers follow this release's rules (`--apiserver`): streaming lists (A12), an
+    /// Exact LIST ahead of etcd (A2) and the cache's reinitialisation (A14). `None`: the newest's.
+    pub apiserver: Option<listwatch_model::ApiServerRelease>,
 }
 
 impl Narrowing {
     /// Nothing taken out: every seed's world as drawn.
     pub fn none() -> Narrowing {
-        Narrowing { fault_kinds: FaultKinds::all(), no_cache_reinit_429: false, etcd: None }
+        Narrowing { fault_kinds: FaultKinds::all(), no_cache_reinit_429: false, etcd: None, apiserver: None }
     }
 }
 
@@ -163,6 +166,9 @@ impl Draw {
         }
         if let Some(release) = narrowing.etcd {
             self.config = self.config.over_etcd(release);
+        }
+        if let Some(release) = narrowing.apiserver {
+            self.config = self.config.over_apiserver(release);
         }
         let allowed = narrowing.fault_kinds;
         for kind in FaultKind::ALL.into_iter().filter(|k| !allowed.has(*k)) {
@@ -295,6 +301,7 @@ impl Draw {
                 ..ReflectorConfig::default()
             },
             resilient_cache_init,
+            apiserver: listwatch_model::ApiServerRelease::NEWEST,
             flaws,
         };
         let mut fault_targets = [false; 8];

@@ -134,6 +134,14 @@ fn read(name: &str, v: &Value) -> Result<Read, String> {
                         .ok_or_else(|| bad(&format!("etcd {e} is not a release like 3.5.35")))?,
                 ),
             },
+            apiserver: match v.get("apiserver") {
+                None => None,
+                Some(a) => Some(
+                    a.as_str()
+                        .and_then(listwatch_model::ApiServerRelease::parse)
+                        .ok_or_else(|| bad(&format!("apiserver {a} is not a release like v0.33.13")))?,
+                ),
+            },
         },
         out: PathBuf::new(),
     };

@@ -106,6 +106,7 @@ mod run {
     use std::time::{Duration, Instant};
 
     use listwatch_model::store::TombstonePolicy;
+    use listwatch_model::ApiServerRelease;
 
     use super::super::finish;
     use super::{read_sequence, ApiserverArgs};
@@ -171,6 +172,7 @@ mod run {
         };
         let describe = server.describe();
         let progress_requests = server.progress_requests();
+        let rules = ServerUnderTest::release(&server);
         let died = |e: SideError, etcd: &mut EtcdProcess| {
             let why = if etcd.alive() { e.to_string() } else { format!("etcd exited: {e}") };
             eprintln!(
@@ -228,7 +230,7 @@ mod run {
         if args.json {
             println!("{}", json(args, &describe, tombstones, &summary, elapsed));
         } else {
-            print!("{}", text(&describe, progress_requests, tombstones, &summary));
+            print!("{}", text(&describe, progress_requests, rules, tombstones, &summary));
         }
         eprintln!("conformance apiserver: {} sequences in {:.1} s", summary.sequences, elapsed.as_secs_f64());
         let shrunk = summary.difference.as_ref().map(|(sequence, _)| {
@@ -244,7 +246,13 @@ mod run {
         )
     }
 
-    fn text(describe: &str, progress: bool, tombstones: TombstonePolicy, s: &Summary<ApiSequence>) -> String {
+    fn text(
+        describe: &str,
+        progress: bool,
+        release: ApiServerRelease,
+        tombstones: TombstonePolicy,
+        s: &Summary<ApiSequence>,
+    ) -> String {
         let mut out = format!(
             "conformance: {describe} (started by listwatch) against the model ({})\n",
             policy_name(tombstones)
@@ -257,7 +265,12 @@ mod run {
             s.messages,
             if s.interrupted { " (interrupted: incomplete)" } else { "" }
         ));
-        if !progress {
+        if !release.watch_list() {
+            out.push_str(&format!(
+                "  {release} has the WatchList gate off by default: its handler refuses streaming lists \
+                 (422, A12), so none is drawn\n"
+            ));
+        } else if !progress {
             out.push_str(
                 "  this etcd answers no progress requests (E7): streaming lists are refused (A12)\n",
             );

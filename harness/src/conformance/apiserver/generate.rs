@@ -4,6 +4,7 @@
 //! from the future, a continue after the pinned revision was compacted).
 
 use listwatch_model::store::TombstonePolicy;
+use listwatch_model::ApiServerRelease;
 use listwatch_model::Key;
 
 use super::model_side::{ModelServer, ModelSetup};
@@ -20,6 +21,11 @@ pub struct Draws {
     /// Streaming lists with rv unset (A12), which need etcd's progress requests: the real cacher
     /// refuses them on an etcd without (3.4.23), so a run against one does not draw them.
     pub consistent_watch_list: bool,
+    /// Streaming lists at all (A12): a release with the `WatchList` gate off by default
+    /// (`ApiServerRelease::watch_list`) refuses them in its handler, which this storage-level run does
+    /// not have (its storage layer drops `sendInitialEvents` and serves a plain watch), so a run
+    /// against one draws a plain watch instead.
+    pub watch_list: bool,
 }
 
 /// Sequence `index` of the run with `seed`: between 4 and `max_ops` operations.
@@ -29,6 +35,8 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
         tombstones: TombstonePolicy::DropAtCompaction,
         plant: Plant::None,
         progress_requests: draws.consistent_watch_list,
+        // Only the state matters here, to draw from; no streaming list is drawn without `watch_list`.
+        release: ApiServerRelease::NEWEST,
     };
     let mut model = ModelServer::new(setup);
     let len = 4 + rng.below(max_ops.saturating_sub(3).max(1) as u64) as usize;
@@ -86,6 +94,9 @@ fn draw(rng: &mut Rng, model: &ModelServer, draws: Draws) -> ApiOp {
             let from = rng.chance(3, 4).then(|| between(rng, 0, rev + 2));
             ApiOp::Watch { id, from, bookmarks: rng.chance(1, 2) }
         }
+        86..=91 if !draws.watch_list => {
+            ApiOp::Watch { id, from: Some(between(rng, 0, rev)), bookmarks: true }
+        }
         86..=91 => {
             let rv = match rng.below(3) {
                 0 if draws.consistent_watch_list => Rv::Consistent,
@@ -105,7 +116,7 @@ fn draw(rng: &mut Rng, model: &ModelServer, draws: Draws) -> ApiOp {
 mod tests {
     use super::*;
 
-    const ALL: Draws = Draws { consistent_watch_list: true };
+    const ALL: Draws = Draws { consistent_watch_list: true, watch_list: true };
 
     #[test]
     fn a_seed_and_index_give_the_same_sequence_and_others_differ() {
@@ -125,8 +136,12 @@ mod tests {
         assert!(has(&|o| matches!(o, ApiOp::Watch { from: Some(_), bookmarks: true, .. })));
         assert!(has(&|o| matches!(o, ApiOp::WatchList { rv: Rv::Consistent, .. })));
         assert!(has(&|o| matches!(o, ApiOp::Stop { .. })));
-        let no_consistent = Draws { consistent_watch_list: false };
+        let no_consistent = Draws { consistent_watch_list: false, watch_list: true };
         let ops: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, no_consistent).ops).collect();
         assert!(!ops.iter().any(|o| matches!(o, ApiOp::WatchList { rv: Rv::Consistent, .. })));
+        assert!(ops.iter().any(|o| matches!(o, ApiOp::WatchList { .. })));
+        let no_watch_list = Draws { consistent_watch_list: true, watch_list: false };
+        let ops: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, no_watch_list).ops).collect();
+        assert!(!ops.iter().any(|o| matches!(o, ApiOp::WatchList { .. })));
     }
 }

@@ -15,6 +15,7 @@ pub mod transcript;
 pub mod server;
 
 use listwatch_model::store::TombstonePolicy;
+use listwatch_model::ApiServerRelease;
 
 pub use generate::Draws;
 pub use model_side::{model_transcript, ModelSetup};
@@ -31,6 +32,8 @@ pub trait ServerUnderTest {
     /// whether consistent reads are served from the cache (A2) and streaming lists with rv unset work
     /// (A12).
     fn progress_requests(&self) -> bool;
+    /// Its k8s.io/apiserver release, whose rules the model follows ([`ApiServerRelease`]).
+    fn release(&self) -> ApiServerRelease;
     /// Run `seq` from a fresh cache; `expected` tells it how many watch messages to wait for.
     fn run(&mut self, seq: &ApiSequence, expected: &ApiTranscript) -> Result<ApiTranscript, SideError>;
 }
@@ -45,14 +48,21 @@ impl std::fmt::Debug for ApiSuite<'_> {
 }
 
 impl ApiSuite<'_> {
-    /// Every kind of operation: what the real cacher does without progress requests is in the model
-    /// (A12).
+    /// Every kind of operation the release serves: what the real cacher does without progress
+    /// requests is in the model (A12); a release without streaming lists gets none ([`Draws`]).
     pub fn draws(&self) -> Draws {
-        Draws { consistent_watch_list: true }
+        Draws { consistent_watch_list: true, watch_list: self.0.release().watch_list() }
     }
 
     pub fn setup(&self, tombstones: TombstonePolicy, plant: Plant) -> ModelSetup {
-        ModelSetup { tombstones, plant, progress_requests: self.0.progress_requests() }
+        ModelSetup {
+            tombstones,
+            plant,
+            // A consistent read moves the cache to etcd's revision only where it is served from the
+            // cache (ApiServerRelease::consistent_list_from_cache).
+            progress_requests: self.0.progress_requests() && self.0.release().consistent_list_from_cache(),
+            release: self.0.release(),
+        }
     }
 }
 
@@ -99,11 +109,15 @@ mod tests {
         fn progress_requests(&self) -> bool {
             self.0
         }
+        fn release(&self) -> ApiServerRelease {
+            ApiServerRelease::NEWEST
+        }
         fn run(&mut self, seq: &ApiSequence, _: &ApiTranscript) -> Result<ApiTranscript, SideError> {
             let setup = ModelSetup {
                 tombstones: TombstonePolicy::DropAtCompaction,
                 plant: Plant::None,
                 progress_requests: self.0,
+                release: ApiServerRelease::NEWEST,
             };
             Ok(model_transcript(seq, setup))
         }
@@ -140,7 +154,7 @@ mod tests {
 
     #[test]
     fn a_sequence_file_round_trips_and_bad_ones_are_named() {
-        let seq = generate::sequence(5, 1, 30, Draws { consistent_watch_list: true });
+        let seq = generate::sequence(5, 1, 30, Draws { consistent_watch_list: true, watch_list: true });
         assert_eq!(ApiSequence::parse(&seq.to_json()).unwrap(), seq);
         let bad = seq.to_json().replace(ApiSequence::FORMAT, "other/1");
         assert!(ApiSequence::parse(&bad).unwrap_err().contains("other/1"));

@@ -9,7 +9,7 @@ use listwatch_model::api::{ApiError, Continue, ListRv, Message, WatchEvent, Watc
 use listwatch_model::flaw::Flaws;
 use listwatch_model::server::{ApiServer, Outbox};
 use listwatch_model::store::{Prefix, Store, TombstonePolicy, WriteError};
-use listwatch_model::{ClientId, Key, Object, Rev, ServerId};
+use listwatch_model::{ApiServerRelease, ClientId, Key, Object, Rev, ServerId};
 
 use super::sequence::{ApiOp, ApiSequence, Rv};
 use super::transcript::{ApiAnswer, ApiMsg, ApiStep, ApiTranscript, Obj, Token};
@@ -28,6 +28,8 @@ pub struct ModelSetup {
     /// Whether etcd answers progress requests (etcd >= 3.4.31, 3.5.13, 3.6): then a consistent read is
     /// served from the cache once it has caught up, and the barrier moves the cache to etcd's revision.
     pub progress_requests: bool,
+    /// The k8s.io/apiserver release whose rules the model's server follows (A2, A12).
+    pub release: ApiServerRelease,
 }
 
 /// The model stepped by a sequence (also what the generator draws the next operation from).
@@ -70,7 +72,8 @@ impl ModelServer {
     pub fn new(setup: ModelSetup) -> Self {
         let mut store = Store::new(setup.tombstones, None);
         let server = ApiServer::start(ServerId(0), &mut store, WINDOW, Flaws::NONE)
-            .with_progress_requests(setup.progress_requests);
+            .with_progress_requests(setup.progress_requests)
+            .with_release(setup.release);
         ModelServer { store, server, setup, token: None }
     }
 

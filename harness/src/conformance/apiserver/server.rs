@@ -10,6 +10,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use listwatch_model::ApiServerRelease;
 use serde::Deserialize;
 
 use super::sequence::{ApiOp, ApiSequence, Rv};
@@ -26,11 +27,19 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 /// streaming list's bounded wait for the cache (3 s, A12) before its ERROR.
 pub const MESSAGE_WAIT: Duration = Duration::from_secs(5);
 
-/// The feature gates the server runs with: the API server's defaults, but for `ListFromCacheSnapshot`
-/// (beta, on since 1.34). With it the cacher serves Exact LISTs and continue pages from snapshots of its
-/// own history, at revisions etcd has compacted, until its compactor polls etcd (every 15 s): when a
-/// 410 becomes a 200 is up to a timer. The model has no snapshots (README, known differences).
-pub const GATES: &str = "ListFromCacheSnapshot=false";
+/// The feature gates a release runs with: the API server's defaults, but for `ListFromCacheSnapshot`
+/// (alpha in 1.33, beta and on since 1.34). With it the cacher serves Exact LISTs and continue pages
+/// from snapshots of its own history, at revisions etcd has compacted, until its compactor polls etcd
+/// (every 15 s): when a 410 becomes a 200 is up to a timer. The model has no snapshots (README, known
+/// differences). A release before v0.33 knows no such gate, and would refuse to set it.
+pub fn gates(release: &str) -> &'static str {
+    let minor = release.split('.').nth(1).and_then(|m| m.parse::<u32>().ok()).unwrap_or(u32::MAX);
+    if minor >= 33 {
+        "ListFromCacheSnapshot=false"
+    } else {
+        ""
+    }
+}
 
 /// One line of the server's stdout.
 #[derive(Debug, Default, Deserialize)]
@@ -122,7 +131,7 @@ impl ApiServerProcess {
             .map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
         let spawned = Command::new(binary)
             .arg(format!("--endpoint={endpoint}"))
-            .arg(format!("--feature-gates={GATES}"))
+            .arg(format!("--feature-gates={}", gates(release)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(log)
@@ -279,6 +288,10 @@ impl ServerUnderTest for ApiServerProcess {
 
     fn progress_requests(&self) -> bool {
         answers_progress_requests(&self.etcd_version)
+    }
+
+    fn release(&self) -> ApiServerRelease {
+        ApiServerRelease::parse(&self.release).unwrap_or(ApiServerRelease::NEWEST)
     }
 
     fn run(&mut self, seq: &ApiSequence, expected: &ApiTranscript) -> Result<ApiTranscript, SideError> {

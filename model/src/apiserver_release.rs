@@ -1,0 +1,166 @@
+//! What of the API server's behaviour depends on its release, as `conformance apiserver` found it
+//! against the watch cache and etcd3 store of real k8s.io/apiserver releases (v0.30.14 to v0.37.2), and
+//! as the upstream source at those tags explains each difference. A world over "API server vX.Y.Z"
+//! (`--apiserver` on `check`, `simulate` and the conformance commands) takes its servers' settings from
+//! here, beside [`crate::EtcdRelease`]'s.
+
+use crate::api::ApiError;
+
+/// A k8s.io/apiserver release, `v0.minor.patch` (Kubernetes `1.minor.patch`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ApiServerRelease {
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl ApiServerRelease {
+    /// The release the model's server follows when none is named.
+    pub const NEWEST: ApiServerRelease = ApiServerRelease::new(37, 2);
+
+    pub const fn new(minor: u32, patch: u32) -> Self {
+        ApiServerRelease { minor, patch }
+    }
+
+    /// `"v0.33.13"` (the `v` optional, `1.33.13` as Kubernetes names it too); `None` for anything else.
+    pub fn parse(text: &str) -> Option<Self> {
+        let text = text.strip_prefix('v').unwrap_or(text);
+        let mut parts = text.split('.').map(|p| p.parse::<u32>().ok().filter(|_| !p.is_empty()));
+        let major = parts.next()??;
+        let release = ApiServerRelease::new(parts.next()??, parts.next()??);
+        (parts.next().is_none() && major <= 1).then_some(release)
+    }
+
+    /// A12: whether the `WatchList` feature gate is on by default, so that a WATCH with
+    /// `sendInitialEvents` is served as a streaming list. Its versioned defaults
+    /// (`pkg/features/kube_features.go`, read at v0.33.13 and v0.34.13): alpha and off from 1.27, beta
+    /// and on in 1.32, off again in 1.33 ("the json and proto streaming encoders appear to work
+    /// better"), on from 1.34. Off, the handler's validation refuses the request with 422
+    /// (`handlers/get.go` calls `ValidateListOptions` with the gate; apimachinery's
+    /// `validateWatchOptions`: "sendInitialEvents is forbidden for watch unless the WatchList feature
+    /// gate is enabled"); the storage layer drops the option (`CacheDelegator.Watch`, `Cacher.Watch`
+    /// before v0.33).
+    pub fn watch_list(self) -> bool {
+        self.minor == 32 || self.minor >= 34
+    }
+
+    /// A2: how a LIST read from etcd at an Exact RV ahead of etcd's revision is answered. From v0.34 a
+    /// 504 with `ResourceVersionTooLarge`, as a NotOlderThan LIST the cache cannot reach; before, etcd's
+    /// own error ("mvcc: required revision is a future revision") as a 500. The etcd3 store's `GetList`
+    /// maps `ErrFutureRev` from kubernetes#132374 (issue kubernetes#132358), read in
+    /// `pkg/storage/etcd3/store.go` at v0.33.13 (absent) and v0.34.13.
+    pub fn future_exact_list(self) -> ApiError {
+        if self.minor >= 34 {
+            ApiError::TooLargeResourceVersion
+        } else {
+            ApiError::InternalError
+        }
+    }
+
+    /// A2: whether a consistent LIST (`rv` unset) is served from the cache once it has caught up with
+    /// etcd's revision, which it learns from a progress request (E7); otherwise it reads etcd and the
+    /// cache moves only with its own events. `ConsistentListFromCache`: alpha and off in v0.30.14,
+    /// beta and on from 1.31 (`kube_features.go`; the cacher's `GetList` checks it). A client sees the
+    /// same list either way (the model's server reads etcd); what differs is whether the cache's RV
+    /// moves to etcd's on the read, which `conformance apiserver`'s barrier relies on.
+    pub fn consistent_list_from_cache(self) -> bool {
+        self.minor >= 31
+    }
+
+    /// A14: whether a cache that restarts or relists answers 429 until it has listed again
+    /// (`ResilientWatchCacheInitialization`, beta and on from 1.31; absent in v0.30.14's
+    /// `kube_features.go`).
+    pub fn resilient_cache_init(self) -> bool {
+        self.minor >= 31
+    }
+}
+
+impl std::fmt::Display for ApiServerRelease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "v0.{}.{}", self.minor, self.patch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(text: &str) -> ApiServerRelease {
+        ApiServerRelease::parse(text).unwrap()
+    }
+
+    #[test]
+    fn parses_the_module_and_the_kubernetes_spelling() {
+        assert_eq!(ApiServerRelease::parse("v0.33.13"), Some(ApiServerRelease::new(33, 13)));
+        assert_eq!(ApiServerRelease::parse("1.31.4"), Some(ApiServerRelease::new(31, 4)));
+        for bad in ["", "v0.33", "0.33.x", "v0.33.1.2", "2.33.1", "v0..1"] {
+            assert_eq!(ApiServerRelease::parse(bad), None, "{bad}");
+        }
+        assert_eq!(of("v0.30.14").to_string(), "v0.30.14");
+    }
+
+    /// Each boundary as conformance and the upstream source put it.
+    #[test]
+    fn rules_change_where_the_releases_changed() {
+        let streams = |v| of(v).watch_list();
+        assert!(!streams("v0.30.14") && !streams("v0.31.14") && streams("v0.32.13"));
+        assert!(!streams("v0.33.13") && streams("v0.34.13") && streams("v0.37.2"));
+        let future = |v| of(v).future_exact_list();
+        assert_eq!(future("v0.33.13"), ApiError::InternalError);
+        assert_eq!(future("v0.34.0"), ApiError::TooLargeResourceVersion);
+        let from_cache = |v| of(v).consistent_list_from_cache();
+        assert!(!from_cache("v0.30.14") && from_cache("v0.31.0") && from_cache("v0.37.2"));
+        let resilient = |v| of(v).resilient_cache_init();
+        assert!(!resilient("v0.30.14") && resilient("v0.31.0") && resilient("v0.37.2"));
+    }
+
+    /// What the model's server answers under each release's rules (A2, A12).
+    #[test]
+    fn the_server_answers_as_its_release_does() {
+        use crate::api::{ListRv, Message};
+        use crate::flaw::Flaws;
+        use crate::server::ApiServer;
+        use crate::store::{Prefix, Store, TombstonePolicy};
+        use crate::types::{ClientId, Key, Rev, ServerId};
+
+        let mut store = Store::new(TombstonePolicy::DropAtCompaction, None);
+        store.put(Prefix::Watched, Key(0));
+        let ahead = ListRv::Exact(Rev(store.rev().0 + 5));
+        let client = ClientId(0);
+        for (release, exact, stream) in [
+            ("v0.33.13", ApiError::InternalError, Some(ApiError::Invalid)),
+            ("v0.34.13", ApiError::TooLargeResourceVersion, None),
+            ("v0.32.13", ApiError::InternalError, None),
+        ] {
+            let mut server =
+                ApiServer::start(ServerId(0), &mut store, 4, Flaws::NONE).with_release(of(release));
+            assert_eq!(
+                server.list(client, ahead, &store),
+                vec![(client, Message::List(Err(exact)))],
+                "{release}"
+            );
+            assert_eq!(
+                server.list_page(client, ahead, 1, None, &store),
+                vec![(client, Message::List(Err(exact)))],
+                "{release}: a first page reads etcd too"
+            );
+            let streamed = server.watch_list(client, ListRv::Any, true, &store);
+            match stream {
+                Some(e) => assert_eq!(streamed, vec![(client, Message::WatchRefused(e))], "{release}"),
+                None => assert!(
+                    !streamed.is_empty()
+                        && streamed.iter().all(|(_, m)| !matches!(m, Message::WatchRefused(_))),
+                    "{release}: {streamed:?}"
+                ),
+            }
+        }
+    }
+
+    /// The model's defaults are the newest release's.
+    #[test]
+    fn the_newest_release_is_the_default_model() {
+        let newest = ApiServerRelease::NEWEST;
+        assert!(newest.watch_list() && newest.resilient_cache_init());
+        assert_eq!(newest.future_exact_list(), ApiError::TooLargeResourceVersion);
+        assert!(crate::Config::default().resilient_cache_init);
+    }
+}
