@@ -43,6 +43,10 @@ func init() {
 
 const resourcePrefix = "/pods/"
 
+// initialEventsEnd is the annotation of A12's bookmark (metav1.InitialEventsAnnotationKey from v0.30;
+// v0.29 writes the same string, pkg/storage/util.go).
+const initialEventsEnd = "k8s.io/initial-events-end"
+
 var (
 	versioner   = storage.APIObjectVersioner{}
 	codec       = codecs.LegacyCodec(examplev1.SchemeGroupVersion)
@@ -407,7 +411,7 @@ func message(id int, ev watch.Event) answer {
 	case watch.Bookmark:
 		if p, err := meta.Accessor(ev.Object); err == nil {
 			a.Rev, _ = strconv.ParseInt(p.GetResourceVersion(), 10, 64)
-			a.Initial = p.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+			a.Initial = p.GetAnnotations()[initialEventsEnd] == "true"
 		}
 	case watch.Error:
 		if st, ok := ev.Object.(*metav1.Status); ok {

@@ -1,5 +1,5 @@
 //! What of the API server's behaviour depends on its release, as `conformance apiserver` found it
-//! against the watch cache and etcd3 store of real k8s.io/apiserver releases (v0.30.14 to v0.37.2), and
+//! against the watch cache and etcd3 store of real k8s.io/apiserver releases (v0.29.6 to v0.37.2), and
 //! as the upstream source at those tags explains each difference. A world over "API server vX.Y.Z"
 //! (`--apiserver` on `check`, `simulate` and the conformance commands) takes its servers' settings from
 //! here, beside [`crate::EtcdRelease`]'s.
@@ -58,7 +58,7 @@ impl ApiServerRelease {
 
     /// A2: whether a consistent LIST (`rv` unset) is served from the cache once it has caught up with
     /// etcd's revision, which it learns from a progress request (E7); otherwise it reads etcd and the
-    /// cache moves only with its own events. `ConsistentListFromCache`: alpha and off in v0.30.14,
+    /// cache moves only with its own events. `ConsistentListFromCache`: alpha and off in v0.29.6 and v0.30.14,
     /// beta and on from 1.31 (`kube_features.go`; the cacher's `GetList` checks it). A client sees the
     /// same list either way (the model's server reads etcd); what differs is whether the cache's RV
     /// moves to etcd's on the read, which `conformance apiserver`'s barrier relies on.
@@ -67,7 +67,7 @@ impl ApiServerRelease {
     }
 
     /// A14: whether a cache that restarts or relists answers 429 until it has listed again
-    /// (`ResilientWatchCacheInitialization`, beta and on from 1.31; absent in v0.30.14's
+    /// (`ResilientWatchCacheInitialization`, beta and on from 1.31; absent in v0.29.6 and v0.30.14's
     /// `kube_features.go`).
     pub fn resilient_cache_init(self) -> bool {
         self.minor >= 31
@@ -102,7 +102,7 @@ mod tests {
     #[test]
     fn rules_change_where_the_releases_changed() {
         let streams = |v| of(v).watch_list();
-        assert!(!streams("v0.30.14") && !streams("v0.31.14") && streams("v0.32.13"));
+        assert!(!streams("v0.29.6") && !streams("v0.30.14") && !streams("v0.31.14") && streams("v0.32.13"));
         assert!(!streams("v0.33.13") && streams("v0.34.13") && streams("v0.37.2"));
         let future = |v| of(v).future_exact_list();
         assert_eq!(future("v0.33.13"), ApiError::InternalError);
