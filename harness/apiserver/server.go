@@ -100,7 +100,9 @@ func (c compaction) close() {
 }
 
 type server struct {
-	client  *etcdConn
+	client *etcdConn
+	// held gates the etcd client's watch responses (the cacher's etcd watch): "hold", "release".
+	held    *heldWatcher
 	version string
 	run     int
 	prefix  string
@@ -127,7 +129,9 @@ func newServer(endpoint string) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd at %s does not answer: %w", endpoint, err)
 	}
-	return &server{client: client, version: status.Version, watches: map[int]watch.Interface{}}, nil
+	held := newHeldWatcher(client.Client.Watcher)
+	client.Client.Watcher = held
+	return &server{client: client, held: held, version: status.Version, watches: map[int]watch.Interface{}}, nil
 }
 
 func (s *server) stop() {
@@ -155,6 +159,7 @@ func (s *server) start(ctx context.Context) answer {
 		s.stack.stop()
 		s.stack = nil
 	}
+	s.held.set(false)
 	s.run++
 	s.prefix = fmt.Sprintf("/listwatch/%d/%d", os.Getpid(), s.run)
 	s.lastWatched = 0
@@ -263,6 +268,13 @@ func (s *server) handle(ctx context.Context, req *request) answer {
 		return answer{Closed: ok}
 	case "sync":
 		return s.sync(ctx)
+	case "hold":
+		// The cache falls behind from here: its etcd watch delivers nothing until "release".
+		s.held.set(true)
+		return answer{}
+	case "release":
+		s.held.set(false)
+		return answer{}
 	default:
 		return failure(fmt.Errorf("unknown op %q", req.Op))
 	}
@@ -440,6 +452,14 @@ func (s *server) cacheRev(ctx context.Context) (int64, error) {
 // the cache has etcd's current revision), then until the cache holds the last write of the watched
 // prefix. It answers the revision the cache is at.
 func (s *server) sync(ctx context.Context) answer {
+	if s.held.isHeld() {
+		// Held behind on purpose: nothing to wait for, the cache stays where it is.
+		rev, err := s.cacheRev(ctx)
+		if err != nil {
+			return failure(err)
+		}
+		return answer{CacheRev: rev}
+	}
 	list := &example.PodList{}
 	opts := storage.ListOptions{ResourceVersion: "", Predicate: predicate(0, "", false), Recursive: true}
 	if err := s.stack.store.GetList(ctx, resourcePrefix, opts, list); err != nil {

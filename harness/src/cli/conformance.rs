@@ -44,8 +44,10 @@ pub(super) fn plant(v: &str) -> Result<Plant, String> {
         "none" => Ok(Plant::None),
         "compaction-keeps-one-too-few" => Ok(Plant::CompactionKeepsOneRevisionTooFew),
         "consistent-list-one-behind" => Ok(Plant::ConsistentListOneRevisionBehind),
+        "consistent-read-lags" => Ok(Plant::ConsistentReadLags),
         _ => Err(format!(
-            "'{v}' is not a planted bug (known: none, compaction-keeps-one-too-few, consistent-list-one-behind)"
+            "'{v}' is not a planted bug (known: none, compaction-keeps-one-too-few, consistent-list-one-behind, \
+             consistent-read-lags)"
         )),
     }
 }

@@ -94,6 +94,10 @@ pub trait Ops: Clone {
     }
     /// The sequence without the operations in `range`.
     fn without(&self, range: std::ops::Range<usize>) -> Self;
+    /// How many of its requests meet a cache held behind on purpose (none by default).
+    fn lagging(&self) -> usize {
+        0
+    }
 }
 
 impl Ops for Sequence {
@@ -222,6 +226,8 @@ pub struct Summary<Q = Sequence> {
     pub other_policy_example: Option<(Q, Difference)>,
     /// Stopped by a signal before all sequences ran.
     pub interrupted: bool,
+    /// Requests made while the cache lagged on purpose ([`Ops::lagging`]).
+    pub lagging: u64,
 }
 
 /// The tombstone policy that is not `p`.
@@ -268,6 +274,7 @@ impl Campaign {
             let diff = suite.check(&sequence, &real, tombstones, plant);
             summary.sequences += 1;
             summary.operations += sequence.len() as u64;
+            summary.lagging += sequence.lagging() as u64;
             summary.messages += messages as u64;
             progress(index + 1);
             if let Some(first) = diff {
@@ -306,6 +313,7 @@ impl<Q> Default for Summary<Q> {
             other_policy_differs: 0,
             other_policy_example: None,
             interrupted: false,
+            lagging: 0,
         }
     }
 }

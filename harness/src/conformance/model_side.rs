@@ -25,6 +25,10 @@ pub enum Plant {
     /// An API server bug: a consistent LIST (rv unset, A2) answers one revision below the one it read
     /// (for `conformance apiserver`; the store comparison ignores it).
     ConsistentListOneRevisionBehind,
+    /// An API server bug seen only while the cache lags: a consistent LIST answered from the cache as
+    /// it is, with no wait for etcd's revision (the catalogue flaw `consistent-read-lags`; A2,
+    /// KEP-2340). For `conformance apiserver`; the store comparison ignores it.
+    ConsistentReadLags,
 }
 
 struct ModelSide {

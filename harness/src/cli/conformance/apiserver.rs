@@ -265,6 +265,10 @@ mod run {
             s.messages,
             if s.interrupted { " (interrupted: incomplete)" } else { "" }
         ));
+        out.push_str(&format!(
+            "  requests while the cache lagged (its etcd watch held): {} (A2, A12's freshness waits)\n",
+            s.lagging
+        ));
         if !release.watch_list() {
             out.push_str(&format!(
                 "  {release} has the WatchList gate off by default: its handler refuses streaming lists \
@@ -314,6 +318,7 @@ mod run {
             "sequences": s.sequences,
             "operations": s.operations,
             "watch_messages": s.messages,
+            "lagging_requests": s.lagging,
             "seconds": elapsed.as_secs_f64(),
             "interrupted": s.interrupted,
             "difference": diff(&s.difference),

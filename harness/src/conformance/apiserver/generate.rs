@@ -26,6 +26,9 @@ pub struct Draws {
     /// not have (its storage layer drops `sendInitialEvents` and serves a plain watch), so a run
     /// against one draws a plain watch instead.
     pub watch_list: bool,
+    /// A cache held behind on purpose in some sequences ([`ApiOp::HoldCache`]): what depends on a
+    /// lagging cache (the freshness waits of A2 and A12, their 504s) is compared too.
+    pub lag: bool,
 }
 
 /// Sequence `index` of the run with `seed`: between 4 and `max_ops` operations.
@@ -40,13 +43,48 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
     };
     let mut model = ModelServer::new(setup);
     let len = 4 + rng.below(max_ops.saturating_sub(3).max(1) as u64) as usize;
-    let mut ops = Vec::with_capacity(len);
-    for _ in 0..len {
+    // A cache held behind (`HoldCache` .. `ReleaseCache`) in one sequence in eight, from a write and a
+    // request that waits for a fresh cache ([`probe`]) through one to four drawn operations, from a
+    // stream of draws of its own: up to the hold a sequence is as without it.
+    let mut lag = Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x1a9);
+    let held = (draws.lag && lag.chance(1, 8)).then(|| {
+        let from = lag.below(len as u64) as usize;
+        (from, from + 1 + lag.below(4) as usize)
+    });
+    let mut ops = Vec::with_capacity(len + 4);
+    for i in 0..len {
+        let mut edge = Vec::new();
+        match held {
+            Some((from, _)) if i == from => edge = probe(&mut lag, &model, draws),
+            Some((_, until)) if i == until => edge.push(ApiOp::ReleaseCache),
+            _ => {}
+        }
+        for op in edge {
+            model.step(&op);
+            ops.push(op);
+        }
         let op = draw(&mut rng, &model, draws);
         model.step(&op);
         ops.push(op);
     }
     ApiSequence::new(Some(seed), Some(index), ops)
+}
+
+/// The start of a held cache: the hold, a write (so that the cache is behind etcd), and a request
+/// that waits for a fresh cache: a consistent LIST (A2's consistent read), a NotOlderThan LIST at
+/// etcd's revision (A2) or a consistent streaming list (A12), each of which the held cache makes
+/// run out its bounded wait.
+fn probe(lag: &mut Rng, model: &ModelServer, draws: Draws) -> Vec<ApiOp> {
+    let write = ApiOp::Put { key: lag.below(u64::from(KEYS)) as u8, other: lag.chance(1, 2) };
+    let after_write = model.store.rev().0 + 1;
+    let wait = match lag.below(3) {
+        1 => ApiOp::List { rv: Rv::NotOlderThan(after_write), limit: None },
+        2 if draws.watch_list && draws.consistent_watch_list => {
+            ApiOp::WatchList { id: lag.below(u64::from(WATCHES)) as u8, rv: Rv::Consistent }
+        }
+        _ => ApiOp::List { rv: Rv::Consistent, limit: None },
+    };
+    vec![ApiOp::HoldCache, write, wait]
 }
 
 fn between(rng: &mut Rng, lo: u32, hi: u32) -> u32 {
@@ -116,12 +154,60 @@ fn draw(rng: &mut Rng, model: &ModelServer, draws: Draws) -> ApiOp {
 mod tests {
     use super::*;
 
-    const ALL: Draws = Draws { consistent_watch_list: true, watch_list: true };
+    const ALL: Draws = Draws { consistent_watch_list: true, watch_list: true, lag: true };
 
     #[test]
     fn a_seed_and_index_give_the_same_sequence_and_others_differ() {
         assert_eq!(sequence(7, 3, 30, ALL), sequence(7, 3, 30, ALL));
         assert_ne!(sequence(7, 3, 30, ALL).ops, sequence(7, 4, 30, ALL).ops);
+    }
+
+    /// The lag comes from a stream of its own: up to the hold a sequence is the one drawn without lag
+    /// (after it the draws follow the model's state, which a held cache changes); the hold comes
+    /// before an operation and the release, if any, after at least one.
+    #[test]
+    fn a_held_cache_leaves_the_operations_before_it_as_they_were() {
+        let no_lag = Draws { lag: false, ..ALL };
+        let mut held = 0;
+        for i in 0..200 {
+            let with = sequence(3, i, 30, ALL).ops;
+            let without = sequence(3, i, 30, no_lag).ops;
+            let hold = with.iter().position(|o| matches!(o, ApiOp::HoldCache));
+            let release = with.iter().position(|o| matches!(o, ApiOp::ReleaseCache));
+            let before = hold.unwrap_or(with.len());
+            assert_eq!(with[..before], without[..before], "sequence {i}");
+            match (hold, release) {
+                (Some(h), Some(r)) => {
+                    assert!(h + 3 < r, "sequence {i}: the probe and a drawn operation between")
+                }
+                (None, Some(_)) => panic!("sequence {i}: a release with no hold"),
+                _ => {}
+            }
+            held += usize::from(hold.is_some());
+        }
+        assert!((10..=50).contains(&held), "about one sequence in eight: {held} of 200");
+    }
+
+    /// Every freshness wait meets a held cache in a run of 100 sequences: a consistent LIST (A2's
+    /// consistent read), a NotOlderThan LIST (A2) and a streaming list (A12).
+    #[test]
+    fn every_freshness_wait_meets_a_held_cache() {
+        let mut lagging = Vec::new();
+        for i in 0..100 {
+            let mut held = false;
+            for op in sequence(0, i, 30, ALL).ops {
+                match op {
+                    ApiOp::HoldCache => held = true,
+                    ApiOp::ReleaseCache => held = false,
+                    op if held => lagging.push(op),
+                    _ => {}
+                }
+            }
+        }
+        let has = |f: &dyn Fn(&ApiOp) -> bool| lagging.iter().any(f);
+        assert!(has(&|o| matches!(o, ApiOp::List { rv: Rv::Consistent, limit: None })), "{lagging:?}");
+        assert!(has(&|o| matches!(o, ApiOp::List { rv: Rv::NotOlderThan(_), .. })), "{lagging:?}");
+        assert!(has(&|o| matches!(o, ApiOp::WatchList { .. })), "{lagging:?}");
     }
 
     #[test]
@@ -136,11 +222,12 @@ mod tests {
         assert!(has(&|o| matches!(o, ApiOp::Watch { from: Some(_), bookmarks: true, .. })));
         assert!(has(&|o| matches!(o, ApiOp::WatchList { rv: Rv::Consistent, .. })));
         assert!(has(&|o| matches!(o, ApiOp::Stop { .. })));
-        let no_consistent = Draws { consistent_watch_list: false, watch_list: true };
+        assert!(has(&|o| matches!(o, ApiOp::HoldCache)) && has(&|o| matches!(o, ApiOp::ReleaseCache)));
+        let no_consistent = Draws { consistent_watch_list: false, watch_list: true, lag: true };
         let ops: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, no_consistent).ops).collect();
         assert!(!ops.iter().any(|o| matches!(o, ApiOp::WatchList { rv: Rv::Consistent, .. })));
         assert!(ops.iter().any(|o| matches!(o, ApiOp::WatchList { .. })));
-        let no_watch_list = Draws { consistent_watch_list: true, watch_list: false };
+        let no_watch_list = Draws { consistent_watch_list: true, watch_list: false, lag: true };
         let ops: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, no_watch_list).ops).collect();
         assert!(!ops.iter().any(|o| matches!(o, ApiOp::WatchList { .. })));
     }

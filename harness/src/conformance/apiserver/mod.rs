@@ -51,7 +51,7 @@ impl ApiSuite<'_> {
     /// Every kind of operation the release serves: what the real cacher does without progress
     /// requests is in the model (A12); a release without streaming lists gets none ([`Draws`]).
     pub fn draws(&self) -> Draws {
-        Draws { consistent_watch_list: true, watch_list: self.0.release().watch_list() }
+        Draws { consistent_watch_list: true, watch_list: self.0.release().watch_list(), lag: true }
     }
 
     pub fn setup(&self, tombstones: TombstonePolicy, plant: Plant) -> ModelSetup {
@@ -134,6 +134,7 @@ mod tests {
                 .unwrap();
             assert!(summary.difference.is_none(), "{:?}", summary.difference);
             assert!(summary.messages > 200, "watches get events: {}", summary.messages);
+            assert!(summary.lagging > 10, "requests meet a held cache: {}", summary.lagging);
         }
     }
 
@@ -152,9 +153,22 @@ mod tests {
         );
     }
 
+    /// A bug that shows only while the cache lags is found through a held cache, and shrunk to it.
+    #[test]
+    fn a_planted_lagging_consistent_read_is_found_through_a_held_cache() {
+        let campaign = Campaign { seed: 0, sequences: 100, max_ops: 30, plant: Plant::ConsistentReadLags };
+        let summary = campaign
+            .run_suite(&mut ApiSuite(&mut ModelApi(true)), DROP, &AtomicBool::new(false), |_| {})
+            .unwrap();
+        let (shortest, diff) = summary.difference.expect("the planted bug is found");
+        assert!(shortest.ops.len() <= 4, "{shortest:?}: {diff}");
+        assert_eq!(shortest.ops.first(), Some(&ApiOp::HoldCache), "{shortest:?}: {diff}");
+    }
+
     #[test]
     fn a_sequence_file_round_trips_and_bad_ones_are_named() {
-        let seq = generate::sequence(5, 1, 30, Draws { consistent_watch_list: true, watch_list: true });
+        let seq =
+            generate::sequence(5, 1, 30, Draws { consistent_watch_list: true, watch_list: true, lag: true });
         assert_eq!(ApiSequence::parse(&seq.to_json()).unwrap(), seq);
         let bad = seq.to_json().replace(ApiSequence::FORMAT, "other/1");
         assert!(ApiSequence::parse(&bad).unwrap_err().contains("other/1"));

@@ -39,6 +39,8 @@ pub struct ModelServer {
     pub server: ApiServer,
     setup: ModelSetup,
     token: Option<Continue>,
+    /// The cache's etcd watch is held: the barrier moves the cache no further.
+    held: bool,
 }
 
 /// The model's transcript of `seq`.
@@ -74,7 +76,7 @@ impl ModelServer {
         let server = ApiServer::start(ServerId(0), &mut store, WINDOW, Flaws::NONE)
             .with_progress_requests(setup.progress_requests)
             .with_release(setup.release);
-        ModelServer { store, server, setup, token: None }
+        ModelServer { store, server, setup, token: None, held: false }
     }
 
     /// Whether watch `id` is open (served, or waiting for the cache, A12).
@@ -99,11 +101,11 @@ impl ModelServer {
     }
 
     fn barrier(&mut self, step: &mut ApiStep) {
-        while self.server.can_ingest(&self.store) {
+        while !self.held && self.server.can_ingest(&self.store) {
             let (_, out) = self.server.ingest(&mut self.store);
             self.file(out, step);
         }
-        if self.setup.progress_requests && self.server.can_progress(&self.store) {
+        if !self.held && self.setup.progress_requests && self.server.can_progress(&self.store) {
             let out = self.server.progress_notify(&self.store);
             self.file(out, step);
         }
@@ -196,8 +198,13 @@ impl ModelServer {
                 Err(_) => ApiAnswer::CompactRefused { why: "future-revision".into() },
             },
             ApiOp::List { rv, limit } => {
+                // The planted `consistent-read-lags`: a whole consistent LIST served from the cache as
+                // it is, as a LIST at "0" is.
+                let lags =
+                    rv == Rv::Consistent && limit.is_none() && self.setup.plant == Plant::ConsistentReadLags;
                 let out = match limit {
                     Some(limit) => self.server.list_page(LISTER, list_rv(rv), limit, None, &self.store),
+                    None if lags => self.server.list(LISTER, ListRv::Any, &self.store),
                     None => self.server.list(LISTER, list_rv(rv), &self.store),
                 };
                 return (self.list_answer(out, rv == Rv::Consistent), Vec::new());
@@ -229,6 +236,14 @@ impl ModelServer {
                 } else {
                     ApiAnswer::Nothing
                 }
+            }
+            ApiOp::HoldCache => {
+                self.held = true;
+                ApiAnswer::Nothing
+            }
+            ApiOp::ReleaseCache => {
+                self.held = false;
+                ApiAnswer::Nothing
             }
         };
         (answer, Vec::new())

@@ -56,6 +56,12 @@ pub enum ApiOp {
     WatchList { id: u8, rv: Rv },
     /// The client stops watch `id`.
     Stop { id: u8 },
+    /// From here the cache's etcd watch delivers nothing (events and progress notifications wait):
+    /// the watch cache lags etcd, as behind a slow or partitioned etcd watch, and the requests made
+    /// meanwhile meet a lagging cache (A2, A12's freshness waits).
+    HoldCache,
+    /// The cache's etcd watch delivers what waited, and the cache catches up.
+    ReleaseCache,
 }
 
 pub const MAX_KEY: u8 = 99;
@@ -81,6 +87,23 @@ impl Ops for ApiSequence {
         s.ops.drain(range);
         s
     }
+    /// The LISTs and WATCHes made while the cache's etcd watch was held.
+    fn lagging(&self) -> usize {
+        let mut held = false;
+        let mut n = 0;
+        for op in &self.ops {
+            match op {
+                ApiOp::HoldCache => held = true,
+                ApiOp::ReleaseCache => held = false,
+                ApiOp::List { .. }
+                | ApiOp::Continue { .. }
+                | ApiOp::Watch { .. }
+                | ApiOp::WatchList { .. } => n += usize::from(held),
+                _ => {}
+            }
+        }
+        n
+    }
 }
 
 impl ApiSequence {
@@ -105,6 +128,7 @@ impl ApiSequence {
                 ApiOp::Compact { rev } => *rev == 0,
                 ApiOp::List { limit, .. } => *limit == Some(0),
                 ApiOp::Continue { limit } => *limit == 0,
+                ApiOp::HoldCache | ApiOp::ReleaseCache => false,
             };
             if bad {
                 return Err(format!(
@@ -156,6 +180,8 @@ impl std::fmt::Display for ApiOp {
             }
             ApiOp::WatchList { id, rv } => write!(f, "WATCH w{id} sendInitialEvents {rv}"),
             ApiOp::Stop { id } => write!(f, "stop w{id}"),
+            ApiOp::HoldCache => write!(f, "hold the cache's etcd watch"),
+            ApiOp::ReleaseCache => write!(f, "release the cache's etcd watch"),
         }
     }
 }

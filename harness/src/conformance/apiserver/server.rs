@@ -416,6 +416,8 @@ impl Run<'_> {
                 self.stop(*id, at)?;
                 return Ok(if open { ApiAnswer::Stopped } else { ApiAnswer::Nothing });
             }
+            ApiOp::HoldCache => serde_json::json!({"op": "hold"}),
+            ApiOp::ReleaseCache => serde_json::json!({"op": "release"}),
         };
         let line = self.server.call(at, json)?;
         self.highest = self.highest.max(self.local(line.rev));
@@ -463,6 +465,10 @@ impl Run<'_> {
                     self.failed(e)
                 }
                 None => ApiAnswer::WatchOpened,
+            },
+            ApiOp::HoldCache | ApiOp::ReleaseCache => match &line.error {
+                Some(e) => return Err(SideError(format!("the API server failed at {at}: {}", e.message))),
+                None => ApiAnswer::Nothing,
             },
             ApiOp::Stop { .. } => unreachable!("answered above"),
         })
