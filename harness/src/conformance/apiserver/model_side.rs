@@ -1,7 +1,9 @@
 //! The model's answers to an API server sequence: `model/src/store.rs` under one `model/src/server.rs`
 //! API server, stepped operation by operation. After every step comes the barrier the real side takes
 //! too: the cache ingests everything etcd has for it, then (when the store answers progress requests,
-//! E7) a consistent LIST served from the cache moves it to etcd's current revision (A2, A12).
+//! E7) a consistent LIST served from the cache moves it to etcd's current revision (A2, A12). While
+//! the cache's etcd watch is held (`HoldCache` .. `ReleaseCache`) the barrier moves it no further, as
+//! the real one does not wait for it.
 
 use std::collections::BTreeMap;
 
