@@ -6,7 +6,9 @@
 
 use litemap::LiteMap;
 
-use crate::api::{ApiError, Continue, ListResponse, ListRv, Message, WatchEnd, WatchEvent, WatchFrom};
+use crate::api::{
+    ApiError, Continue, ListResponse, ListRv, Message, Request, WatchEnd, WatchEvent, WatchFrom,
+};
 use crate::apiserver_release::ApiServerRelease;
 use crate::flaw::{Flaw, Flaws};
 use crate::store::{ReadError, Snapshot, Store, WatchResponse, WatcherId};
@@ -397,6 +399,24 @@ impl ApiServer {
                 (client, Message::End(WatchEnd::Closed)),
             ],
             None => Vec::new(),
+        }
+    }
+
+    /// Serve a request as the API server's HTTP handler does: its defaulting first, then the cache.
+    pub fn serve(&mut self, client: ClientId, request: Request, store: &Store) -> Outbox {
+        match request {
+            Request::List { rv } => self.list(client, rv, store),
+            Request::ListPage { rv, limit, cont } => self.list_page(client, rv, limit, cont, store),
+            // A3, A12: the handler defaults a WATCH from "" or "0" with bookmarks to a streaming list
+            // (ApiServerRelease::defaults_watch_from_now_to_watch_list). Simplified: "" and "0" are one
+            // `WatchFrom::Now`, taken as "0" (any RV), which is what listwatch's clients send.
+            Request::Watch { from: WatchFrom::Now, bookmarks: true, .. }
+                if self.release.defaults_watch_from_now_to_watch_list() =>
+            {
+                self.watch_list(client, ListRv::Any, true, store)
+            }
+            Request::Watch { from, bookmarks, .. } => self.watch(client, from, bookmarks),
+            Request::WatchList { rv, bookmarks, .. } => self.watch_list(client, rv, bookmarks, store),
         }
     }
 

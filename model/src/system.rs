@@ -10,7 +10,7 @@
 mod symmetry;
 
 use crate::action::{Action, Fault};
-use crate::api::{ApiError, Message, Request, WatchEvent};
+use crate::api::{ApiError, Message, WatchEvent};
 use crate::client::{Client, Effect, Input, ModelClient};
 use crate::config::{Config, FaultKind};
 use crate::manager::{Manager, Outcome, RequestId, RequestTrace, Step};
@@ -519,16 +519,7 @@ impl<C: Client> System<C> {
                 if let Some(request) = self.network.route(client, s) {
                     seen.push(Observed::Routed { client, server: s });
                     let server = &mut self.servers[usize::from(s.0)];
-                    let out = match request {
-                        Request::List { rv } => server.list(client, rv, &self.store),
-                        Request::ListPage { rv, limit, cont } => {
-                            server.list_page(client, rv, limit, cont, &self.store)
-                        }
-                        Request::Watch { from, bookmarks, .. } => server.watch(client, from, bookmarks),
-                        Request::WatchList { rv, bookmarks, .. } => {
-                            server.watch_list(client, rv, bookmarks, &self.store)
-                        }
-                    };
+                    let out = server.serve(client, request, &self.store);
                     self.route(out);
                     let server = &self.servers[usize::from(s.0)];
                     let taken = server.watches().contains_key(&client)

@@ -552,3 +552,35 @@ fn a15_each_status_answers_the_requests_it_fits_and_is_its_own_fault_kind() {
     assert_eq!(sys.budget().faults, 1);
     assert!(sys.network().conn(C).is_none(), "the refused request is over");
 }
+
+/// A3, A12: the HTTP handler serves a WATCH from "0" with bookmarks as a streaming list wherever the
+/// WatchList gate is on (`ApiServerRelease::defaults_watch_from_now_to_watch_list`): its initial
+/// ADDEDs end with the initial-events-end bookmark, and over an etcd without progress requests it gets
+/// A12's ERROR 500. Without bookmarks, or where the gate is off, it is the plain watch of A3.
+#[test]
+fn a3_a12_the_handler_serves_a_watch_from_now_with_bookmarks_as_a_streaming_list() {
+    use listwatch_model::{ApiServerRelease, Request};
+    let watch = |bookmarks| Request::Watch { from: WatchFrom::Now, timeout_secs: 0, bookmarks };
+    for (release, streams) in [
+        (ApiServerRelease::NEWEST, true),
+        (ApiServerRelease::new(32, 13), true),
+        (ApiServerRelease::new(33, 13), false),
+        (ApiServerRelease::new(31, 14), false),
+    ] {
+        let (mut store, server) = setup(8, Flaws::NONE);
+        let mut server = server.with_release(release);
+        store.put(Prefix::Watched, A);
+        catch_up(&mut server, &mut store);
+        let with = events(&server.serve(C, watch(true), &store));
+        let ends = with.iter().any(|e| matches!(e, WatchEvent::InitialEventsEnd(_)));
+        assert_eq!(ends, streams, "{release}: {with:?}");
+        assert!(matches!(with[0], WatchEvent::Added(_)), "{release}: {with:?}");
+        let without = events(&server.serve(ClientId(1), watch(false), &store));
+        assert_eq!(without.len(), 1, "{release}: a plain watch from now: {without:?}");
+
+        let mut old_etcd = server.with_progress_requests(false);
+        let refused = events(&old_etcd.serve(ClientId(2), watch(true), &store));
+        let errs = refused == vec![WatchEvent::Error(ApiError::InternalError)];
+        assert_eq!(errs, streams, "{release} over an etcd without progress requests: {refused:?}");
+    }
+}
