@@ -5,11 +5,15 @@
 //! than under the newest release's, at the step where the real server differed. The one difference
 //! kept as a known difference (README), v0.31.14's older event on a watch from RV 0
 //! (kubernetes#127500), has no rule of the model: the test says so until one is written.
+//!
+//! Files named `http-vX.Y.Z.<what>.json` came from `conformance http`, through the API server's HTTP
+//! handler: the model with the handler's rules ([`ModelSetup::handlers`]) answers them otherwise than
+//! the storage-level model at the step where the real server differed.
 
 use std::path::{Path, PathBuf};
 
 use listwatch_harness::conformance::apiserver::{
-    first_difference, model_transcript, ApiAnswer, ApiSequence, ApiTranscript, ModelSetup,
+    first_difference, model_transcript, ApiAnswer, ApiMsg, ApiSequence, ApiTranscript, ModelSetup,
 };
 use listwatch_harness::conformance::Plant;
 use listwatch_model::store::TombstonePolicy;
@@ -19,25 +23,35 @@ fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/conformance")
 }
 
-/// The file's sequence, and the release its name gives (`apiserver-vX.Y.Z.<what>.json`).
+/// The file's sequence, and the release its name gives (`apiserver-vX.Y.Z.<what>.json` or
+/// `http-vX.Y.Z.<what>.json`).
 fn read(name: &str) -> (ApiSequence, ApiServerRelease) {
     let text = std::fs::read_to_string(dir().join(name)).expect("the file is readable");
     let seq = ApiSequence::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let release = name.strip_prefix("apiserver-").and_then(|n| n.split(".json").next()).and_then(|n| {
-        let mut parts = n.splitn(4, '.');
-        let text = format!("{}.{}.{}", parts.next()?, parts.next()?, parts.next()?);
-        ApiServerRelease::parse(&text)
-    });
+    let release = name
+        .strip_prefix("apiserver-")
+        .or_else(|| name.strip_prefix("http-"))
+        .and_then(|n| n.split(".json").next())
+        .and_then(|n| {
+            let mut parts = n.splitn(4, '.');
+            let text = format!("{}.{}.{}", parts.next()?, parts.next()?, parts.next()?);
+            ApiServerRelease::parse(&text)
+        });
     (seq, release.unwrap_or_else(|| panic!("{name}: no release in its name")))
 }
 
 /// The model's transcript under `release`'s rules, over an etcd that answers progress requests.
 fn model(seq: &ApiSequence, release: ApiServerRelease) -> ApiTranscript {
+    model_with(seq, release, false)
+}
+
+fn model_with(seq: &ApiSequence, release: ApiServerRelease, handlers: bool) -> ApiTranscript {
     let setup = ModelSetup {
         tombstones: TombstonePolicy::KeepAtCompactRev,
         plant: Plant::None,
         progress_requests: release.consistent_list_from_cache(),
         release,
+        handlers,
     };
     model_transcript(seq, setup)
 }
@@ -53,8 +67,29 @@ fn every_file_parses_and_names_its_release() {
     assert!(names.len() >= 4, "{names:?}");
     for name in &names {
         let (seq, release) = read(name);
-        assert!(!seq.ops.is_empty() && release < ApiServerRelease::NEWEST, "{name}");
+        let http = name.starts_with("http-");
+        assert!(!seq.ops.is_empty() && (http || release < ApiServerRelease::NEWEST), "{name}");
     }
+}
+
+/// A3, A12 (found by `conformance http`): the handler serves a WATCH from "0" with bookmarks as a
+/// streaming list (`ApiServerRelease::defaults_watch_from_now_to_watch_list`); the storage layer
+/// alone serves it as a plain watch. Without bookmarks both serve the plain watch.
+#[test]
+fn the_handler_rule_answers_its_file_as_the_real_server_did() {
+    let (seq, release) = read("http-v0.37.2.watch-from-0-is-a-streaming-list.json");
+    let handler = model_with(&seq, release, true);
+    let storage = model_with(&seq, release, false);
+    let diff = first_difference(&seq, &handler, &storage).expect("the handler's rule tells them apart");
+    assert!(diff.place.starts_with("step 1 "), "{diff}");
+    let ends = |t: &ApiTranscript, step: usize| {
+        t.steps[step].messages.values().flatten().any(|m| matches!(m, ApiMsg::InitialEventsEnd { .. }))
+    };
+    assert!(ends(&handler, 1) && !ends(&storage, 1), "{diff}");
+    assert!(!ends(&handler, 2), "no bookmarks, no streaming list");
+    // Where the WatchList gate is off, the handler does not default it.
+    let gate_off = model_with(&seq, ApiServerRelease::new(33, 13), true);
+    assert!(!ends(&gate_off, 1));
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! `listwatch conformance etcd`: the store model against a real etcd; `conformance apiserver`
-//! (`conformance/apiserver.rs`): the API server model against the real watch cache.
+//! (`conformance/apiserver.rs`): the API server model against the real watch cache; `conformance
+//! http` (`conformance/http.rs`): the contract over HTTP against any server.
 
 use std::path::{Path, PathBuf};
 
@@ -35,9 +36,14 @@ pub enum Against {
     /// Compare the API server model with the real Kubernetes watch cache over a real etcd
     #[command(after_long_help = apiserver::APISERVER_HELP)]
     Apiserver(apiserver::ApiserverArgs),
+    /// Check the list/watch contract over HTTP against any Kubernetes API server, the model as the
+    /// oracle (k8s.io/sample-apiserver started here without --endpoint)
+    #[command(after_long_help = http::HTTP_HELP)]
+    Http(http::HttpArgs),
 }
 
 mod apiserver;
+mod http;
 
 pub(super) fn plant(v: &str) -> Result<Plant, String> {
     match v {
@@ -124,6 +130,47 @@ pub fn finish(command: &str, out: &Path, shrunk: Option<String>, interrupted: bo
     0
 }
 
+/// A run's progress on stderr: a bar on a terminal, else a line every 5 s.
+#[derive(Debug)]
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    total: u64,
+    last_line: std::time::Instant,
+}
+
+impl Progress {
+    pub fn new(total: u64) -> Self {
+        use std::io::IsTerminal;
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new(total);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("  {bar:30} {pos}/{len} sequences ({elapsed})")
+            {
+                bar.set_style(style);
+            }
+            bar
+        });
+        Progress { bar, total, last_line: std::time::Instant::now() }
+    }
+
+    pub fn tick(&mut self, done: u64) {
+        match &self.bar {
+            Some(bar) => bar.set_position(done),
+            None if self.last_line.elapsed() >= std::time::Duration::from_secs(5) => {
+                self.last_line = std::time::Instant::now();
+                eprintln!("  {done}/{} sequences", self.total);
+            }
+            None => {}
+        }
+    }
+
+    pub fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 /// Write `text` to `path` whole, or not at all (through a temporary file in the same directory).
 pub fn write_whole(path: &Path, text: &str) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -139,6 +186,7 @@ pub fn conformance(args: &ConformanceArgs) -> Result<i32, UsageError> {
     let etcd = match &args.against {
         Against::Etcd(etcd) => etcd,
         Against::Apiserver(a) => return apiserver::conformance(a),
+        Against::Http(a) => return http::conformance(a),
     };
     if let Some(path) = &etcd.replay {
         read_sequence(path)?;
@@ -155,12 +203,12 @@ pub fn conformance(args: &ConformanceArgs) -> Result<i32, UsageError> {
     match &args.against {
         Against::Etcd(etcd) => Ok(run::etcd(etcd)),
         Against::Apiserver(a) => apiserver::conformance(a),
+        Against::Http(a) => http::conformance(a),
     }
 }
 
 #[cfg(feature = "etcd")]
 mod run {
-    use std::io::IsTerminal;
     use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
 
@@ -260,27 +308,9 @@ mod run {
         let campaign =
             Campaign { seed: args.seed, sequences: args.sequences, max_ops: args.max_ops, plant: args.plant };
         let stop = crate::checker::interrupted();
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = indicatif::ProgressBar::new(args.sequences);
-            if let Ok(style) =
-                indicatif::ProgressStyle::with_template("  {bar:30} {pos}/{len} sequences ({elapsed})")
-            {
-                bar.set_style(style);
-            }
-            bar
-        });
-        let mut last_line = Instant::now();
-        let summary = campaign.run(&mut store, tombstones, stop, |done| match &bar {
-            Some(bar) => bar.set_position(done),
-            None if last_line.elapsed() >= Duration::from_secs(5) => {
-                last_line = Instant::now();
-                eprintln!("  {done}/{} sequences", args.sequences);
-            }
-            None => {}
-        });
-        if let Some(bar) = bar {
-            bar.finish_and_clear();
-        }
+        let mut progress = super::Progress::new(args.sequences);
+        let summary = campaign.run(&mut store, tombstones, stop, |done| progress.tick(done));
+        progress.finish();
         let summary = match summary {
             Ok(s) => s,
             Err(e) => return died(e),

@@ -29,12 +29,17 @@ pub fn find(relative: &str) -> Option<PathBuf> {
 
 /// The k8s.io/apiserver releases built under `apiserver/`, oldest first.
 pub fn apiserver_releases() -> Vec<(String, PathBuf)> {
+    releases("apiserver")
+}
+
+/// The releases built under `program/` (`program/vX.Y.Z/program`), oldest first.
+pub fn releases(program: &str) -> Vec<(String, PathBuf)> {
     let mut found: Vec<(Vec<u64>, String, PathBuf)> = Vec::new();
     for root in roots() {
-        let Ok(dir) = std::fs::read_dir(root.join("apiserver")) else { continue };
+        let Ok(dir) = std::fs::read_dir(root.join(program)) else { continue };
         for entry in dir.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let binary = entry.path().join("apiserver");
+            let binary = entry.path().join(program);
             let key: Vec<u64> =
                 name.trim_start_matches('v').split('.').filter_map(|p| p.parse().ok()).collect();
             if binary.is_file() && key.len() == 3 && !found.iter().any(|(_, n, _)| *n == name) {

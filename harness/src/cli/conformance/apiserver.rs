@@ -100,8 +100,7 @@ pub fn conformance(args: &ApiserverArgs) -> Result<i32, UsageError> {
 }
 
 #[cfg(feature = "apiserver")]
-mod run {
-    use std::io::IsTerminal;
+pub(super) mod run {
     use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
 
@@ -155,8 +154,8 @@ mod run {
     }
 
     pub fn apiserver(args: &ApiserverArgs) -> i32 {
-        let started = Instant::now();
-        let replay = match args.replay.as_ref().map(|p| read_sequence(p).map(|s| (p, s))).transpose() {
+        let replay = match args.replay.as_ref().map(|p| read_sequence(p).map(|s| (p.clone(), s))).transpose()
+        {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("listwatch: {e}");
@@ -170,93 +169,125 @@ mod run {
                 return 2;
             }
         };
-        let describe = server.describe();
-        let progress_requests = server.progress_requests();
-        let rules = ServerUnderTest::release(&server);
-        let died = |e: SideError, etcd: &mut EtcdProcess| {
-            let why = if etcd.alive() { e.to_string() } else { format!("etcd exited: {e}") };
-            eprintln!(
-                "listwatch: conformance apiserver: {why} (scripts/install-etcd, scripts/build-apiserver)"
-            );
-            2
+        let run = Run {
+            command: "conformance apiserver",
+            hint: "scripts/install-etcd, scripts/build-apiserver",
+            started_by: " (started by listwatch)",
+            sequences: args.sequences,
+            seed: args.seed,
+            max_ops: args.max_ops,
+            json: args.json,
+            replay,
+            out: &args.out,
+            plant: args.plant,
         };
-        if let Some((path, sequence)) = &replay {
-            println!("conformance: {describe}, {} operations from {}", sequence.ops.len(), path.display());
-            let mut suite = ApiSuite(&mut server);
-            let result = suite
-                .run(sequence, tombstones, args.plant)
-                .map(|(real, messages)| (suite.check(sequence, &real, tombstones, args.plant), messages));
-            return match result {
-                Ok((None, messages)) => {
-                    println!("  no difference ({messages} watch messages compared)");
-                    0
-                }
-                Ok((Some(diff), _)) => {
-                    print!("  difference:\n{}", listing(sequence, &diff));
-                    1
-                }
-                Err(e) => died(e, &mut etcd),
+        run.drive(&mut server, tombstones, &mut || if etcd.alive() { None } else { Some("etcd") })
+    }
+
+    /// One run of sequences against a server: what `conformance apiserver` and `conformance http`
+    /// share once their server is up.
+    pub struct Run<'a> {
+        pub command: &'static str,
+        /// What to run when a side cannot be started or dies.
+        pub hint: &'static str,
+        /// Said after the server's description: who started it.
+        pub started_by: &'static str,
+        pub sequences: u64,
+        pub seed: u64,
+        pub max_ops: usize,
+        pub json: bool,
+        pub replay: Option<(std::path::PathBuf, ApiSequence)>,
+        pub out: &'a std::path::Path,
+        pub plant: crate::conformance::Plant,
+    }
+
+    impl Run<'_> {
+        /// Run against `server`; `dead` names a process of the run that has exited (for the error).
+        pub fn drive(
+            self,
+            server: &mut ApiServerProcess,
+            tombstones: TombstonePolicy,
+            dead: &mut dyn FnMut() -> Option<&'static str>,
+        ) -> i32 {
+            let started = Instant::now();
+            let describe = server.describe();
+            let progress_requests = server.progress_requests();
+            let rules = ServerUnderTest::release(server);
+            let command = self.command;
+            let mut died = |e: SideError| {
+                let why = match dead() {
+                    Some(who) => format!("{who} exited: {e}"),
+                    None => e.to_string(),
+                };
+                eprintln!("listwatch: {command}: {why} ({})", self.hint);
+                2
             };
-        }
-        let campaign =
-            Campaign { seed: args.seed, sequences: args.sequences, max_ops: args.max_ops, plant: args.plant };
-        let stop = crate::checker::interrupted();
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = indicatif::ProgressBar::new(args.sequences);
-            if let Ok(style) =
-                indicatif::ProgressStyle::with_template("  {bar:30} {pos}/{len} sequences ({elapsed})")
-            {
-                bar.set_style(style);
+            if let Some((path, sequence)) = &self.replay {
+                println!(
+                    "conformance: {describe}, {} operations from {}",
+                    sequence.ops.len(),
+                    path.display()
+                );
+                let mut suite = ApiSuite(server);
+                let result = suite
+                    .run(sequence, tombstones, self.plant)
+                    .map(|(real, messages)| (suite.check(sequence, &real, tombstones, self.plant), messages));
+                return match result {
+                    Ok((None, messages)) => {
+                        println!("  no difference ({messages} watch messages compared)");
+                        0
+                    }
+                    Ok((Some(diff), _)) => {
+                        print!("  difference:\n{}", listing(sequence, &diff));
+                        1
+                    }
+                    Err(e) => died(e),
+                };
             }
-            bar
-        });
-        let mut last_line = Instant::now();
-        let summary = campaign.run_suite(&mut ApiSuite(&mut server), tombstones, stop, |done| match &bar {
-            Some(bar) => bar.set_position(done),
-            None if last_line.elapsed() >= Duration::from_secs(5) => {
-                last_line = Instant::now();
-                eprintln!("  {done}/{} sequences", args.sequences);
+            let campaign = Campaign {
+                seed: self.seed,
+                sequences: self.sequences,
+                max_ops: self.max_ops,
+                plant: self.plant,
+            };
+            let stop = crate::checker::interrupted();
+            let mut progress = super::super::Progress::new(self.sequences);
+            let summary =
+                campaign.run_suite(&mut ApiSuite(server), tombstones, stop, |done| progress.tick(done));
+            progress.finish();
+            let summary = match summary {
+                Ok(s) => s,
+                Err(e) => return died(e),
+            };
+            let elapsed = started.elapsed();
+            if self.json {
+                println!("{}", json(self.seed, &describe, tombstones, &summary, elapsed));
+            } else {
+                print!(
+                    "{}",
+                    text(&describe, self.started_by, progress_requests, rules, tombstones, &summary)
+                );
             }
-            None => {}
-        });
-        if let Some(bar) = bar {
-            bar.finish_and_clear();
+            eprintln!("{command}: {} sequences in {:.1} s", summary.sequences, elapsed.as_secs_f64());
+            let shrunk = summary.difference.as_ref().map(|(sequence, _)| {
+                let mut sequence = sequence.clone();
+                sequence.seed = Some(self.seed);
+                sequence.to_json()
+            });
+            finish(command, self.out, shrunk, summary.interrupted || stop.load(Ordering::Relaxed))
         }
-        let summary = match summary {
-            Ok(s) => s,
-            Err(e) => return died(e, &mut etcd),
-        };
-        let elapsed = started.elapsed();
-        if args.json {
-            println!("{}", json(args, &describe, tombstones, &summary, elapsed));
-        } else {
-            print!("{}", text(&describe, progress_requests, rules, tombstones, &summary));
-        }
-        eprintln!("conformance apiserver: {} sequences in {:.1} s", summary.sequences, elapsed.as_secs_f64());
-        let shrunk = summary.difference.as_ref().map(|(sequence, _)| {
-            let mut sequence = sequence.clone();
-            sequence.seed = Some(args.seed);
-            sequence.to_json()
-        });
-        finish(
-            "conformance apiserver",
-            &args.out,
-            shrunk,
-            summary.interrupted || stop.load(Ordering::Relaxed),
-        )
     }
 
     fn text(
         describe: &str,
+        started_by: &str,
         progress: bool,
         release: ApiServerRelease,
         tombstones: TombstonePolicy,
         s: &Summary<ApiSequence>,
     ) -> String {
-        let mut out = format!(
-            "conformance: {describe} (started by listwatch) against the model ({})\n",
-            policy_name(tombstones)
-        );
+        let mut out =
+            format!("conformance: {describe}{started_by} against the model ({})\n", policy_name(tombstones));
         let differences = usize::from(s.difference.is_some());
         out.push_str(&format!(
             "  sequences {}, operations {}, watch messages {}, unexplained differences {differences}{}\n",
@@ -265,10 +296,12 @@ mod run {
             s.messages,
             if s.interrupted { " (interrupted: incomplete)" } else { "" }
         ));
-        out.push_str(&format!(
-            "  requests while the cache lagged (its etcd watch held): {} (A2, A12's freshness waits)\n",
-            s.lagging
-        ));
+        if s.lagging > 0 {
+            out.push_str(&format!(
+                "  requests while the cache lagged (its etcd watch held): {} (A2, A12's freshness waits)\n",
+                s.lagging
+            ));
+        }
         if !release.watch_list() {
             out.push_str(&format!(
                 "  {release} has the WatchList gate off by default: its handler refuses streaming lists \
@@ -300,7 +333,7 @@ mod run {
     }
 
     fn json(
-        args: &ApiserverArgs,
+        seed: u64,
         describe: &str,
         tombstones: TombstonePolicy,
         s: &Summary<ApiSequence>,
@@ -313,7 +346,7 @@ mod run {
         };
         serde_json::json!({
             "server": describe,
-            "seed": args.seed,
+            "seed": seed,
             "tombstones": format!("{tombstones:?}"),
             "sequences": s.sequences,
             "operations": s.operations,

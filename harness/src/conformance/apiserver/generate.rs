@@ -29,6 +29,18 @@ pub struct Draws {
     /// A cache held behind on purpose in some sequences ([`ApiOp::HoldCache`]): what depends on a
     /// lagging cache (the freshness waits of A2 and A12, their 504s) is compared too.
     pub lag: bool,
+    /// Writes of another resource ([`ApiOp::Put`] with `other`): a run that has none to write (a server
+    /// over HTTP given no second resource) draws a write of the watched resource instead.
+    pub other: bool,
+    /// Operations straight on etcd: compactions and multi-key deletes at one revision (E4, E8). A
+    /// server over HTTP whose etcd the run cannot reach gets neither: each is drawn again.
+    pub etcd: bool,
+}
+
+impl Draws {
+    /// Everything: the in-process watch cache over an etcd listwatch started.
+    pub const ALL: Draws =
+        Draws { consistent_watch_list: true, watch_list: true, lag: true, other: true, etcd: true };
 }
 
 /// Sequence `index` of the run with `seed`: between 4 and `max_ops` operations.
@@ -40,6 +52,7 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
         progress_requests: draws.consistent_watch_list,
         // Only the state matters here, to draw from; no streaming list is drawn without `watch_list`.
         release: ApiServerRelease::NEWEST,
+        handlers: false,
     };
     let mut model = ModelServer::new(setup);
     let len = 4 + rng.below(max_ops.saturating_sub(3).max(1) as u64) as usize;
@@ -75,7 +88,7 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
 /// etcd's revision (A2) or a consistent streaming list (A12), each of which the held cache makes
 /// run out its bounded wait.
 fn probe(lag: &mut Rng, model: &ModelServer, draws: Draws) -> Vec<ApiOp> {
-    let write = ApiOp::Put { key: lag.below(u64::from(KEYS)) as u8, other: lag.chance(1, 2) };
+    let write = ApiOp::Put { key: lag.below(u64::from(KEYS)) as u8, other: lag.chance(1, 2) && draws.other };
     let after_write = model.store.rev().0 + 1;
     let wait = match lag.below(3) {
         1 => ApiOp::List { rv: Rv::NotOlderThan(after_write), limit: None },
@@ -91,7 +104,23 @@ fn between(rng: &mut Rng, lo: u32, hi: u32) -> u32 {
     lo + rng.below(u64::from(hi.saturating_sub(lo)) + 1) as u32
 }
 
+/// The next operation: drawn again while it is one the run cannot make (a run with every kind draws
+/// each once, so its sequences stay the same).
 fn draw(rng: &mut Rng, model: &ModelServer, draws: Draws) -> ApiOp {
+    loop {
+        let op = draw_any(rng, model, draws);
+        let cannot = match op {
+            ApiOp::Compact { .. } | ApiOp::DeleteAll { .. } => !draws.etcd,
+            ApiOp::Put { other: true, .. } => !draws.other,
+            _ => false,
+        };
+        if !cannot {
+            return op;
+        }
+    }
+}
+
+fn draw_any(rng: &mut Rng, model: &ModelServer, draws: Draws) -> ApiOp {
     let (rev, compacted) = (model.store.rev().0, model.store.compacted().0);
     let key = rng.below(u64::from(KEYS)) as u8;
     let id = rng.below(u64::from(WATCHES)) as u8;
@@ -154,7 +183,7 @@ fn draw(rng: &mut Rng, model: &ModelServer, draws: Draws) -> ApiOp {
 mod tests {
     use super::*;
 
-    const ALL: Draws = Draws { consistent_watch_list: true, watch_list: true, lag: true };
+    const ALL: Draws = Draws::ALL;
 
     #[test]
     fn a_seed_and_index_give_the_same_sequence_and_others_differ() {
@@ -223,12 +252,37 @@ mod tests {
         assert!(has(&|o| matches!(o, ApiOp::WatchList { rv: Rv::Consistent, .. })));
         assert!(has(&|o| matches!(o, ApiOp::Stop { .. })));
         assert!(has(&|o| matches!(o, ApiOp::HoldCache)) && has(&|o| matches!(o, ApiOp::ReleaseCache)));
-        let no_consistent = Draws { consistent_watch_list: false, watch_list: true, lag: true };
+        let no_consistent = Draws { consistent_watch_list: false, ..ALL };
         let ops: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, no_consistent).ops).collect();
         assert!(!ops.iter().any(|o| matches!(o, ApiOp::WatchList { rv: Rv::Consistent, .. })));
         assert!(ops.iter().any(|o| matches!(o, ApiOp::WatchList { .. })));
-        let no_watch_list = Draws { consistent_watch_list: true, watch_list: false, lag: true };
+        let no_watch_list = Draws { watch_list: false, ..ALL };
         let ops: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, no_watch_list).ops).collect();
         assert!(!ops.iter().any(|o| matches!(o, ApiOp::WatchList { .. })));
+    }
+
+    /// A server over HTTP with no etcd and no second resource to write gets none of those, and the
+    /// rest as often as before.
+    #[test]
+    fn a_run_over_http_draws_only_what_it_can_make() {
+        let http = Draws { lag: false, other: false, etcd: false, ..ALL };
+        let ops: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, http).ops).collect();
+        let cannot = |o: &ApiOp| {
+            matches!(
+                o,
+                ApiOp::Compact { .. }
+                    | ApiOp::DeleteAll { .. }
+                    | ApiOp::Put { other: true, .. }
+                    | ApiOp::HoldCache
+                    | ApiOp::ReleaseCache
+            )
+        };
+        assert!(!ops.iter().any(cannot), "{:?}", ops.iter().find(|o| cannot(o)));
+        assert!(ops.iter().any(|o| matches!(o, ApiOp::Delete { .. })));
+        assert!(ops.iter().any(|o| matches!(o, ApiOp::List { rv: Rv::Exact(_), .. })));
+        assert!(ops.iter().any(|o| matches!(o, ApiOp::WatchList { .. })));
+        let no_lag = Draws { lag: false, ..ALL };
+        let all: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, no_lag).ops).collect();
+        assert_eq!(ops.len(), all.len(), "as many operations, only other kinds");
     }
 }

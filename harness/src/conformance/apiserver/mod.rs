@@ -12,6 +12,8 @@ pub mod sequence;
 pub mod transcript;
 
 #[cfg(feature = "apiserver")]
+pub mod sample;
+#[cfg(feature = "apiserver")]
 pub mod server;
 
 use listwatch_model::store::TombstonePolicy;
@@ -34,6 +36,15 @@ pub trait ServerUnderTest {
     fn progress_requests(&self) -> bool;
     /// Its k8s.io/apiserver release, whose rules the model follows ([`ApiServerRelease`]).
     fn release(&self) -> ApiServerRelease;
+    /// What the run may draw for it: by default everything its release serves.
+    fn draws(&self) -> Draws {
+        Draws { watch_list: self.release().watch_list(), ..Draws::ALL }
+    }
+    /// Whether requests reach it through the API server's HTTP handler ([`ModelSetup::handlers`]),
+    /// not straight at its storage layer.
+    fn handlers(&self) -> bool {
+        false
+    }
     /// Run `seq` from a fresh cache; `expected` tells it how many watch messages to wait for.
     fn run(&mut self, seq: &ApiSequence, expected: &ApiTranscript) -> Result<ApiTranscript, SideError>;
 }
@@ -51,7 +62,7 @@ impl ApiSuite<'_> {
     /// Every kind of operation the release serves: what the real cacher does without progress
     /// requests is in the model (A12); a release without streaming lists gets none ([`Draws`]).
     pub fn draws(&self) -> Draws {
-        Draws { consistent_watch_list: true, watch_list: self.0.release().watch_list(), lag: true }
+        self.0.draws()
     }
 
     pub fn setup(&self, tombstones: TombstonePolicy, plant: Plant) -> ModelSetup {
@@ -62,6 +73,7 @@ impl ApiSuite<'_> {
             // cache (ApiServerRelease::consistent_list_from_cache).
             progress_requests: self.0.progress_requests() && self.0.release().consistent_list_from_cache(),
             release: self.0.release(),
+            handlers: self.0.handlers(),
         }
     }
 }
@@ -118,6 +130,7 @@ mod tests {
                 plant: Plant::None,
                 progress_requests: self.0,
                 release: ApiServerRelease::NEWEST,
+                handlers: false,
             };
             Ok(model_transcript(seq, setup))
         }
@@ -167,8 +180,7 @@ mod tests {
 
     #[test]
     fn a_sequence_file_round_trips_and_bad_ones_are_named() {
-        let seq =
-            generate::sequence(5, 1, 30, Draws { consistent_watch_list: true, watch_list: true, lag: true });
+        let seq = generate::sequence(5, 1, 30, Draws::ALL);
         assert_eq!(ApiSequence::parse(&seq.to_json()).unwrap(), seq);
         let bad = seq.to_json().replace(ApiSequence::FORMAT, "other/1");
         assert!(ApiSequence::parse(&bad).unwrap_err().contains("other/1"));

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use listwatch_model::api::{ApiError, Continue, ListRv, Message, WatchEvent, WatchFrom};
+use listwatch_model::api::{ApiError, Continue, ListRv, Message, Request, WatchEvent, WatchFrom};
 use listwatch_model::flaw::Flaws;
 use listwatch_model::server::{ApiServer, Outbox};
 use listwatch_model::store::{Prefix, Store, TombstonePolicy, WriteError};
@@ -32,6 +32,9 @@ pub struct ModelSetup {
     pub progress_requests: bool,
     /// The k8s.io/apiserver release whose rules the model's server follows (A2, A12).
     pub release: ApiServerRelease,
+    /// Requests come through the API server's HTTP handler, with its defaulting ([`ApiServer::serve`]),
+    /// not straight to the storage layer.
+    pub handlers: bool,
 }
 
 /// The model stepped by a sequence (also what the generator draws the next operation from).
@@ -222,7 +225,12 @@ impl ModelServer {
             ApiOp::Watch { id, from, bookmarks } => {
                 self.server.forget(ClientId(id));
                 let from = from.map_or(WatchFrom::Now, |x| WatchFrom::Rv(Rev(x)));
-                let out = self.server.watch(ClientId(id), from, bookmarks);
+                let out = if self.setup.handlers {
+                    let request = Request::Watch { from, timeout_secs: 0, bookmarks };
+                    self.server.serve(ClientId(id), request, &self.store)
+                } else {
+                    self.server.watch(ClientId(id), from, bookmarks)
+                };
                 return Self::opened(out);
             }
             ApiOp::WatchList { id, rv } => {

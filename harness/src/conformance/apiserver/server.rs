@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::sequence::{ApiOp, ApiSequence, Rv};
 use super::transcript::{ApiAnswer, ApiMsg, ApiStep, ApiTranscript, Obj, Token};
-use super::ServerUnderTest;
+use super::{Draws, ServerUnderTest};
 use crate::conformance::built;
 use crate::conformance::SideError;
 
@@ -69,6 +69,9 @@ struct Line {
     version: String,
     #[serde(default)]
     cache_rev: i64,
+    /// The server's own version (`/version`'s gitVersion), from a server over HTTP.
+    #[serde(default)]
+    server: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -99,8 +102,32 @@ pub fn binary(wanted: Option<&str>) -> Result<(String, PathBuf), SideError> {
     })
 }
 
+/// What the process in front of the run is.
+#[derive(Clone, Debug)]
+pub enum Side {
+    /// `harness/apiserver`: the watch cache in-process, over an etcd listwatch started.
+    WatchCache,
+    /// `harness/rest`: a server reached through the Kubernetes REST API.
+    Rest(RestSide),
+}
+
+/// A server over HTTP, as far as the run knows it.
+#[derive(Clone, Debug)]
+pub struct RestSide {
+    /// Its URL, or what names it in the report.
+    pub name: String,
+    /// The release whose rules the model follows: given, or read from the server's `/version`.
+    pub rules: Option<ApiServerRelease>,
+    /// The driver may write a second resource, and reaches the server's etcd.
+    pub other: bool,
+    pub etcd: bool,
+}
+
 /// A running server under test.
 pub struct ApiServerProcess {
+    side: Side,
+    /// The server's own version, as it reports it (a server over HTTP).
+    server_version: String,
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Result<Line, String>>,
@@ -121,26 +148,38 @@ impl std::fmt::Debug for ApiServerProcess {
 impl ApiServerProcess {
     /// Start `binary` (k8s.io/apiserver `release`) on the etcd at `endpoint`.
     pub fn start(binary: &Path, release: &str, endpoint: &str) -> Result<Self, SideError> {
-        let dir = std::env::temp_dir().join(format!(
-            "listwatch-apiserver-{}-{}",
-            std::process::id(),
-            endpoint.rsplit(':').next().unwrap_or("")
-        ));
+        let mut command = Command::new(binary);
+        command.arg(format!("--endpoint={endpoint}")).arg(format!("--feature-gates={}", gates(release)));
+        let tag = endpoint.rsplit(':').next().unwrap_or("").to_string();
+        Self::spawn(command, &tag, release, Side::WatchCache, BUILD_HINT)
+    }
+
+    /// Start the REST driver `binary` with `args` (where the server is, how to reach it, what to
+    /// write) in front of the server `side` names.
+    pub fn rest(binary: &Path, args: &[String], side: RestSide) -> Result<Self, SideError> {
+        let mut command = Command::new(binary);
+        command.args(args);
+        Self::spawn(command, "rest", "", Side::Rest(side), "run scripts/build-rest")
+    }
+
+    fn spawn(
+        mut command: Command,
+        tag: &str,
+        release: &str,
+        side: Side,
+        hint: &str,
+    ) -> Result<Self, SideError> {
+        let binary = PathBuf::from(command.get_program());
+        let dir = std::env::temp_dir().join(format!("listwatch-apiserver-{}-{tag}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
         let log = std::fs::File::create(dir.join("apiserver.log"))
             .map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
-        let spawned = Command::new(binary)
-            .arg(format!("--endpoint={endpoint}"))
-            .arg(format!("--feature-gates={}", gates(release)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn();
+        let spawned = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(log).spawn();
         let mut child = match spawned {
             Ok(c) => c,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);
-                return Err(SideError(format!("{}: cannot start: {e} ({BUILD_HINT})", binary.display())));
+                return Err(SideError(format!("{}: cannot start: {e} ({hint})", binary.display())));
             }
         };
         let stdout = child.stdout.take().expect("piped");
@@ -160,6 +199,8 @@ impl ApiServerProcess {
             }
         });
         let process = ApiServerProcess {
+            side,
+            server_version: String::new(),
             child,
             stdin,
             lines,
@@ -194,7 +235,11 @@ impl ApiServerProcess {
             Ok(Some(status)) => format!("exited ({status})"),
             _ => "stopped answering".to_string(),
         };
-        SideError(format!("the API server {status} at {what}: {}", self.log_tail()))
+        let who = match self.side {
+            Side::WatchCache => "the API server",
+            Side::Rest(_) => "the REST driver",
+        };
+        SideError(format!("{who} {status} at {what}: {}", self.log_tail()))
     }
 
     /// Send one request and wait for its answer; watch messages that come meanwhile are queued.
@@ -239,16 +284,21 @@ impl ApiServerProcess {
 
 impl Drop for ApiServerProcess {
     fn drop(&mut self) {
-        // Closing stdin ends it cleanly; kill in case it does not.
-        drop(self.stdin.take());
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        end_child(&mut self.child, self.stdin.take(), &self.dir);
     }
+}
+
+/// End a Go program of the run: closing its stdin ends it cleanly, a kill 2 s later in case it does
+/// not; then its directory is removed.
+pub fn end_child(child: &mut Child, stdin: Option<ChildStdin>, dir: &Path) {
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Whether etcd `version` answers progress requests (E7, `EtcdRelease::progress_requests`); a version
@@ -283,15 +333,54 @@ struct Run<'a> {
 
 impl ServerUnderTest for ApiServerProcess {
     fn describe(&self) -> String {
-        format!("k8s.io/apiserver {} watch cache over etcd {}", self.release, self.etcd_version)
+        match &self.side {
+            Side::WatchCache => {
+                format!("k8s.io/apiserver {} watch cache over etcd {}", self.release, self.etcd_version)
+            }
+            Side::Rest(rest) => {
+                let version =
+                    if self.server_version.is_empty() { "no version" } else { &self.server_version };
+                let etcd = if self.etcd_version.is_empty() {
+                    String::new()
+                } else {
+                    format!(" over etcd {}", self.etcd_version)
+                };
+                format!("{} ({version}){etcd}, by the rules of {}", rest.name, ServerUnderTest::release(self))
+            }
+        }
     }
 
+    /// A server whose etcd the run cannot see is taken to answer them (every etcd from 3.6 does).
     fn progress_requests(&self) -> bool {
-        answers_progress_requests(&self.etcd_version)
+        match self.side {
+            Side::Rest(_) if self.etcd_version.is_empty() => true,
+            _ => answers_progress_requests(&self.etcd_version),
+        }
     }
 
     fn release(&self) -> ApiServerRelease {
-        ApiServerRelease::parse(&self.release).unwrap_or(ApiServerRelease::NEWEST)
+        match &self.side {
+            Side::WatchCache => ApiServerRelease::parse(&self.release).unwrap_or(ApiServerRelease::NEWEST),
+            Side::Rest(rest) => rest
+                .rules
+                .or_else(|| served_release(&self.server_version))
+                .unwrap_or(ApiServerRelease::NEWEST),
+        }
+    }
+
+    fn handlers(&self) -> bool {
+        matches!(self.side, Side::Rest(_))
+    }
+
+    fn draws(&self) -> Draws {
+        let watch_list = ServerUnderTest::release(self).watch_list();
+        match &self.side {
+            Side::WatchCache => Draws { watch_list, ..Draws::ALL },
+            // No cache the run can hold back.
+            Side::Rest(rest) => {
+                Draws { watch_list, lag: false, other: rest.other, etcd: rest.etcd, ..Draws::ALL }
+            }
+        }
     }
 
     fn run(&mut self, seq: &ApiSequence, expected: &ApiTranscript) -> Result<ApiTranscript, SideError> {
@@ -300,6 +389,7 @@ impl ServerUnderTest for ApiServerProcess {
             return Err(SideError(format!("the API server could not start a cache: {}", e.message)));
         }
         self.etcd_version = started.version.clone();
+        self.server_version = started.server.clone();
         self.queued.clear();
         let numbers = self.next_id * 100;
         let mut run = Run {
@@ -329,8 +419,16 @@ impl ApiServerProcess {
             return Err(SideError(format!("the API server could not start a cache: {}", e.message)));
         }
         self.etcd_version = started.version;
+        self.server_version = started.server;
         Ok(self)
     }
+}
+
+/// The k8s.io/apiserver release of a server's `/version` gitVersion (`v1.34.2`, also with a build
+/// suffix such as `+k3s1` or `-eks-1`), if it is one.
+pub fn served_release(git_version: &str) -> Option<ApiServerRelease> {
+    let plain = git_version.split(['+', '-']).next().unwrap_or("");
+    ApiServerRelease::parse(plain).filter(|r| *r != ApiServerRelease::new(0, 0))
 }
 
 fn rv_request(rv: Rv, base: i64) -> (String, &'static str) {
@@ -615,6 +713,15 @@ mod tests {
         let token = "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6Niwic3RhcnQiOiJkZWZhdWx0L2swMVx1MDAwMCJ9";
         let text = String::from_utf8(base64_decode(token)).unwrap();
         assert_eq!(text, r#"{"v":"meta.k8s.io/v1","rv":6,"start":"default/k01\u0000"}"#);
+    }
+
+    #[test]
+    fn a_served_version_names_its_release() {
+        assert_eq!(served_release("v1.34.2"), Some(ApiServerRelease::new(34, 2)));
+        assert_eq!(served_release("v1.31.4+k3s1"), Some(ApiServerRelease::new(31, 4)));
+        assert_eq!(served_release("v1.30.9-eks-1"), Some(ApiServerRelease::new(30, 9)));
+        assert_eq!(served_release("v0.0.0-master+$Format:%H$"), None, "a build that names no release");
+        assert_eq!(served_release(""), None);
     }
 
     #[test]

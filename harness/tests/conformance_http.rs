@@ -1,0 +1,141 @@
+//! The list/watch contract over HTTP (`listwatch conformance http`): k8s.io/sample-apiserver, a real
+//! aggregated API server with the API server's handlers and watch cache, against the model. These tests
+//! need etcd, the REST driver, the sample-apiserver and a build with the `apiserver` feature:
+//! `scripts/install-etcd v3.6.16`, `scripts/build-rest`, `scripts/build-sample-apiserver`, then `cargo
+//! test -p listwatch-harness --features apiserver --test conformance_http` (which `.ci/run` does). The
+//! plain `cargo test` reports them as ignored.
+
+#[cfg(not(feature = "apiserver"))]
+#[test]
+#[ignore = "needs etcd, the REST driver and the sample-apiserver: scripts/install-etcd v3.6.16, scripts/build-rest, scripts/build-sample-apiserver, then cargo test -p listwatch-harness --features apiserver --test conformance_http"]
+fn the_sample_apiserver_matches_the_model_over_http() {}
+
+#[cfg(feature = "apiserver")]
+mod with_apiserver {
+    use std::path::Path;
+    use std::process::{Command, Output};
+    use std::time::Duration;
+
+    use listwatch_harness::conformance::apiserver::sample::{self, SampleApiServer};
+    use listwatch_harness::conformance::etcd::EtcdProcess;
+    use listwatch_harness::conformance::EtcdToStart;
+
+    fn listwatch(words: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_listwatch")).args(words).output().expect("listwatch runs")
+    }
+
+    fn text(out: &Output) -> (String, String) {
+        (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+
+    fn corpus(name: &str) -> String {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/conformance").join(name).display().to_string()
+    }
+
+    #[test]
+    fn the_sample_apiserver_matches_the_model_over_http() {
+        let out = listwatch(&["conformance", "http", "--etcd", "3.6", "--sequences", "60", "--json"]);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON summary");
+        assert_eq!(summary["sequences"], 60, "{summary}");
+        assert!(summary["watch_messages"].as_u64().unwrap_or(0) > 300, "watches get events: {summary}");
+        let server = summary["server"].as_str().unwrap_or("");
+        assert!(server.contains("sample-apiserver") && server.contains("v0.37.2"), "{server}");
+    }
+
+    /// The handler's rule (A3, A12) holds against the real handler; under the rules of a release whose
+    /// handler does not default the watch (v0.33), the same file differs at that watch.
+    #[test]
+    fn the_corpus_file_replays_and_a_release_without_the_rule_differs() {
+        let file = corpus("http-v0.37.2.watch-from-0-is-a-streaming-list.json");
+        let out = listwatch(&["conformance", "http", "--etcd", "3.6", "--replay", &file]);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        assert!(stdout.contains("no difference (3 watch messages compared)"), "{stdout}");
+        let out = listwatch(&[
+            "conformance",
+            "http",
+            "--etcd",
+            "3.6",
+            "--apiserver",
+            "v0.33.13",
+            "--replay",
+            &file,
+        ]);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+        assert!(stdout.contains("at step 1 ") && stdout.contains("initial-events-end"), "{stdout}");
+    }
+
+    #[test]
+    fn a_planted_bug_is_found_over_http_shrunk_and_replayed() {
+        let dir = std::env::temp_dir().join(format!("listwatch-http-test-{}", std::process::id()));
+        let out_file = dir.join("difference.json");
+        let out_arg = out_file.display().to_string();
+        let plant = ["--plant", "consistent-list-one-behind"];
+        let mut words = vec!["conformance", "http", "--sequences", "30", "--out", &out_arg];
+        words.extend(plant);
+        let out = listwatch(&words);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+        let written = std::fs::read_to_string(&out_file).expect("the shrunk sequence is written");
+        let ops = serde_json::from_str::<serde_json::Value>(&written).expect("JSON")["ops"]
+            .as_array()
+            .map_or(0, Vec::len);
+        assert!((1..=3).contains(&ops), "shrunk: {written}");
+        let mut again = vec!["conformance", "http", "--replay", &out_arg];
+        again.extend(plant);
+        assert_eq!(listwatch(&again).status.code(), Some(1), "the file replays the difference");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A server someone else runs, reached through its kubeconfig: only what goes through the API is
+    /// sent (no compactions, no etcd transactions), judged by the newest release's rules when its
+    /// /version names none.
+    #[test]
+    fn a_server_at_an_endpoint_is_reached_through_its_kubeconfig() {
+        let etcd =
+            EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), Duration::from_secs(20))
+                .expect("etcd starts (scripts/install-etcd v3.6.16)");
+        let (_, binary) = sample::binary().expect("scripts/build-sample-apiserver");
+        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", Duration::from_secs(60))
+            .expect("the sample-apiserver starts");
+        let kubeconfig = server.kubeconfig.display().to_string();
+        let resource = "wardle.example.com/v1alpha1/flunders";
+        let out = listwatch(&[
+            "conformance",
+            "http",
+            "--endpoint",
+            &server.url,
+            "--kubeconfig",
+            &kubeconfig,
+            "--resource",
+            resource,
+            "--sequences",
+            "40",
+            "--json",
+        ]);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON summary");
+        let described = summary["server"].as_str().unwrap_or("");
+        assert!(described.starts_with(&server.url) && described.contains("rules of v0.37.2"), "{described}");
+        assert!(summary["difference"].is_null(), "{summary}");
+    }
+
+    #[test]
+    fn a_server_that_does_not_answer_is_one_line_naming_the_step() {
+        let out = listwatch(&[
+            "conformance",
+            "http",
+            "--endpoint",
+            "https://127.0.0.1:1",
+            "--insecure-skip-tls-verify",
+        ]);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("conformance http: reaching the server"), "{stderr}");
+    }
+}
