@@ -164,6 +164,7 @@ mod tests {
             shortest.ops.iter().any(|o| matches!(o, ApiOp::List { rv: Rv::Consistent, .. })),
             "{shortest:?}"
         );
+        assert!(diff.place.contains("breaks A2 (LIST by resourceVersion)"), "the rule is named: {diff}");
     }
 
     /// A bug that shows only while the cache lags is found through a held cache, and shrunk to it.

@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::sequence::ApiSequence;
+use super::sequence::{ApiOp, ApiSequence};
 use crate::conformance::Difference;
 
 /// An object as the API server serves it (A1, A6): its key, its incarnation (named by its creation
@@ -146,6 +146,64 @@ fn render(step: Option<&ApiStep>) -> String {
 }
 
 /// The first place where `server` differs from `model`.
+/// The rule of the contract a difference at `op` breaks (SEMANTICS A1–A14): by what differs, the
+/// answer or the watch messages, and the kind of request.
+fn rule(op: &ApiOp, m: Option<&ApiStep>, s: Option<&ApiStep>) -> &'static str {
+    let answers = (m.and_then(|m| m.answer.as_ref()), s.and_then(|s| s.answer.as_ref()));
+    if answers.0 != answers.1 {
+        let failed =
+            |a: Option<&ApiAnswer>, code: u16| matches!(a, Some(ApiAnswer::Failed { code: c }) if *c == code);
+        if failed(answers.0, 429) || failed(answers.1, 429) {
+            return "breaks A14 (429 while the cache initialises)";
+        }
+        return match op {
+            ApiOp::Put { .. } | ApiOp::Delete { .. } | ApiOp::DeleteAll { .. } | ApiOp::Compact { .. } => {
+                "breaks A1 (an RV is etcd's revision)"
+            }
+            // A page whose token agrees differs as any LIST by resourceVersion does.
+            ApiOp::List { limit: Some(_), .. } if same_token(answers) => {
+                "breaks A2 (LIST by resourceVersion)"
+            }
+            ApiOp::List { limit: Some(_), .. } | ApiOp::Continue { .. } => "breaks A13 (pagination)",
+            ApiOp::List { .. } => "breaks A2 (LIST by resourceVersion)",
+            ApiOp::Watch { from: Some(_), .. } => "breaks A3/A4 (WATCH from an RV, too old)",
+            ApiOp::Watch { from: None, .. } => "breaks A3 (WATCH from \"0\")",
+            ApiOp::WatchList { .. } => "breaks A12 (streaming lists)",
+            ApiOp::Stop { .. } | ApiOp::HoldCache | ApiOp::ReleaseCache => "breaks A3 (a watch's life)",
+        };
+    }
+    let messages = (m.map(|m| &m.messages), s.map(|s| &s.messages));
+    if messages.0 != messages.1 {
+        let all = messages.0.into_iter().chain(messages.1).flat_map(BTreeMap::values).flatten();
+        return message_rule(all);
+    }
+    "breaks A2/A5 (the cache's RV after the barrier)"
+}
+
+fn same_token(answers: (Option<&ApiAnswer>, Option<&ApiAnswer>)) -> bool {
+    match answers {
+        (Some(ApiAnswer::List { cont: a, .. }), Some(ApiAnswer::List { cont: b, .. })) => a == b,
+        _ => false,
+    }
+}
+
+/// The rule watch messages that differ break, by the messages either side got.
+fn message_rule<'a>(msgs: impl Iterator<Item = &'a ApiMsg>) -> &'static str {
+    let msgs: Vec<&ApiMsg> = msgs.collect();
+    let has = |f: &dyn Fn(&ApiMsg) -> bool| msgs.iter().any(|m| f(m));
+    if has(&|m| matches!(m, ApiMsg::BadBookmark { .. })) {
+        "breaks A8 (bookmarks)"
+    } else if has(&|m| matches!(m, ApiMsg::InitialEventsEnd { .. })) {
+        "breaks A12 (streaming lists)"
+    } else if has(&|m| matches!(m, ApiMsg::Error { code: 410 })) {
+        "breaks A4 (too old: 410)"
+    } else if has(&|m| matches!(m, ApiMsg::Deleted(_))) {
+        "breaks A3/A6 (watch events, DELETE's RV)"
+    } else {
+        "breaks A3 (watch events: exclusive, in RV order)"
+    }
+}
+
 pub fn first_difference(
     seq: &ApiSequence,
     model: &ApiTranscript,
@@ -155,7 +213,7 @@ pub fn first_difference(
         let (m, s) = (model.steps.get(i), server.steps.get(i));
         if m != s {
             return Some(Difference {
-                place: format!("step {i} ({op})"),
+                place: format!("step {i} ({op}), {}", rule(op, m, s)),
                 model: render(m),
                 store: render(s),
             });
@@ -170,7 +228,8 @@ pub fn first_difference(
                     v.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
                 })
             };
-            return Some(Difference { place: format!("the end, w{id}"), model: show(m), store: show(s) });
+            let place = format!("the end, w{id}, {}", message_rule(m.into_iter().chain(s).flatten()));
+            return Some(Difference { place, model: show(m), store: show(s) });
         }
     }
     None
