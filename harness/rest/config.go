@@ -29,7 +29,7 @@ func (f *flags) bind(fs *flag.FlagSet) {
 	fs.BoolVar(&f.insecure, "insecure-skip-tls-verify", false, "do not check the server's certificate")
 	fs.StringVar(&f.resource, "resource", "v1/configmaps", "GROUP/VERSION/RESOURCE (core: VERSION/RESOURCE) of the namespaced resource to write, list and watch")
 	fs.StringVar(&f.other, "other-resource", "", "another resource (namespaced or not), written to move the revision without an event of --resource")
-	fs.StringVar(&f.namespace, "namespace", "", "the namespace to use, which must exist (default: a namespace per sequence, never created, for servers that do not need one)")
+	fs.StringVar(&f.namespace, "namespace", "", "the namespace to use, which must exist (default: one of the run's own, created where the server serves namespaces and deleted at the end)")
 	fs.StringVar(&f.etcd, "etcd", "", "the server's etcd client URL: compactions and multi-key transactions go to it")
 	fs.StringVar(&f.etcdPrefix, "etcd-prefix", "", "where --resource's objects live in that etcd (e.g. /registry/GROUP/RESOURCE)")
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -49,6 +51,9 @@ type driver struct {
 	server    string
 	run       int
 	namespace string
+	// createdNS: the run created its namespace (on a server that serves namespaces), and deletes it
+	// when it ends.
+	createdNS bool
 	// The revision of the last write of the watched resource, which a barrier waits for.
 	lastWatched int64
 
@@ -75,9 +80,16 @@ func newDriver(f *flags) (*driver, error) {
 		return nil, fmt.Errorf("building the discovery client: %w", err)
 	}
 	d := &driver{client: client, rest: restClient, etcdURL: f.etcd, prefix: f.etcdPrefix, fixedNS: f.namespace, watches: map[int]func(){}}
-	if v, err := disc.ServerVersion(); err == nil {
-		d.server = v.GitVersion
+	v, err := disc.ServerVersion()
+	switch {
+	case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err):
+		return nil, fmt.Errorf("%s refused the credentials: GET /version: %w", cfg.Host, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s does not answer as a Kubernetes API server: GET /version: %w", cfg.Host, err)
+	case v.GitVersion == "":
+		return nil, fmt.Errorf("%s does not answer as a Kubernetes API server: GET /version names no gitVersion", cfg.Host)
 	}
+	d.server = v.GitVersion
 	if d.resource, err = find(disc, "--resource", f.resource); err != nil {
 		return nil, err
 	}
@@ -125,6 +137,7 @@ func find(disc discovery.DiscoveryInterface, flagName, s string) (kind, error) {
 
 func (d *driver) stop() {
 	d.stopWatches()
+	d.cleanUp()
 	if d.etcd != nil {
 		_ = d.etcd.Close()
 	}
@@ -242,19 +255,19 @@ func (d *driver) handle(ctx context.Context, req *request) answer {
 	}
 }
 
-// start begins a sequence in a namespace of its own (or, with --namespace, in that one emptied of
-// the objects an earlier sequence wrote) and answers the revision it begins at: a consistent LIST's.
+// start begins a sequence in the run's namespace, emptied of the objects an earlier sequence wrote,
+// and answers the revision it begins at: a consistent LIST's.
 func (d *driver) start(ctx context.Context) answer {
 	d.stopWatches()
 	d.run++
 	d.lastWatched = 0
-	if d.fixedNS != "" {
-		d.namespace = d.fixedNS
-		if err := d.empty(ctx); err != nil {
+	if d.namespace == "" {
+		if err := d.makeNamespace(ctx); err != nil {
 			return failure(err)
 		}
-	} else {
-		d.namespace = fmt.Sprintf("listwatch-%d-%d", os.Getpid(), d.run)
+	}
+	if err := d.empty(ctx); err != nil {
+		return failure(err)
 	}
 	base := d.list(ctx, "", "", 0, "")
 	if base.Error != nil {
@@ -273,6 +286,55 @@ func (d *driver) start(ctx context.Context) answer {
 		a.Version = status.Version
 	}
 	return a
+}
+
+var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// makeNamespace picks the run's namespace: --namespace, or one of its own, created where the server
+// serves namespaces (a server that does not, such as an aggregated API server, takes any name).
+func (d *driver) makeNamespace(ctx context.Context) error {
+	if d.fixedNS != "" {
+		d.namespace = d.fixedNS
+		return nil
+	}
+	d.namespace = fmt.Sprintf("listwatch-%d-%s", os.Getpid(), randomSuffix())
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(d.namespace)
+	_, err := d.client.Resource(namespaces).Create(ctx, ns, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		d.createdNS = true
+	case apierrors.IsNotFound(err):
+	default:
+		return fmt.Errorf("creating namespace %s (or pass --namespace): %w", d.namespace, err)
+	}
+	return nil
+}
+
+func randomSuffix() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// cleanUp leaves the server as the run found it: the sequence's objects deleted, and the namespace
+// too if the run created it.
+func (d *driver) cleanUp() {
+	if d.namespace == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.empty(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "rest: cleaning up: %v\n", err)
+	}
+	if d.createdNS {
+		if err := d.client.Resource(namespaces).Delete(ctx, d.namespace, metav1.DeleteOptions{}); err != nil {
+			fmt.Fprintf(os.Stderr, "rest: deleting namespace %s: %v\n", d.namespace, err)
+		}
+	}
 }
 
 // empty deletes the objects named like a sequence's from the namespace.

@@ -17,7 +17,7 @@ mod with_apiserver {
     use std::time::Duration;
 
     use listwatch_harness::conformance::apiserver::sample::{self, SampleApiServer};
-    use listwatch_harness::conformance::etcd::EtcdProcess;
+    use listwatch_harness::conformance::etcd::{EtcdProcess, EtcdStore};
     use listwatch_harness::conformance::EtcdToStart;
 
     fn listwatch(words: &[&str]) -> Output {
@@ -122,6 +122,43 @@ mod with_apiserver {
         let described = summary["server"].as_str().unwrap_or("");
         assert!(described.starts_with(&server.url) && described.contains("rules of v0.37.2"), "{described}");
         assert!(summary["difference"].is_null(), "{summary}");
+        // Nothing is left on the server: every flunder and fischer the run wrote is deleted.
+        let mut store = EtcdStore::connect(&etcd.endpoint).expect("etcd answers");
+        let left = store.keys_under("/registry/wardle.example.com/").expect("a range");
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+
+    /// Credentials the server refuses, and a URL that is not a Kubernetes API server (etcd's), are
+    /// each one line naming the server and what was wrong.
+    #[test]
+    fn refused_credentials_and_a_server_that_is_not_kubernetes_are_one_line_each() {
+        let etcd =
+            EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), Duration::from_secs(20))
+                .expect("etcd starts (scripts/install-etcd v3.6.16)");
+        let (_, binary) = sample::binary().expect("scripts/build-sample-apiserver");
+        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", Duration::from_secs(60))
+            .expect("the sample-apiserver starts");
+        let dir = std::env::temp_dir().join(format!("listwatch-http-token-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let token = dir.join("token");
+        std::fs::write(&token, "not-the-token\n").expect("a token file");
+        let token = token.display().to_string();
+        for (words, says) in [
+            (
+                vec!["--endpoint", &server.url, "--token-file", &token, "--insecure-skip-tls-verify"],
+                "refused the credentials",
+            ),
+            (vec!["--endpoint", &etcd.endpoint], "does not answer as a Kubernetes API server"),
+        ] {
+            let mut all = vec!["conformance", "http"];
+            all.extend(&words);
+            let out = listwatch(&all);
+            let (stdout, stderr) = text(&out);
+            assert_eq!(out.status.code(), Some(2), "{words:?}: {stdout}{stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{words:?}: {stderr}");
+            assert!(stderr.contains(says) && stderr.contains(words[1]), "{words:?}: {stderr}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

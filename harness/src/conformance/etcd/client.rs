@@ -133,6 +133,15 @@ impl EtcdStore {
         &self.version
     }
 
+    /// The keys under `prefix` (what a run left behind in a server's etcd).
+    pub fn keys_under(&mut self, prefix: &str) -> Result<Vec<String>, SideError> {
+        let options = etcd_client::GetOptions::new().with_prefix().with_keys_only();
+        let what = format!("range {prefix}");
+        let got = call(&self.runtime, &what, self.client.get(prefix, Some(options)))?
+            .map_err(|e| failed(&what, e))?;
+        Ok(got.kvs().iter().map(|kv| String::from_utf8_lossy(kv.key()).into_owned()).collect())
+    }
+
     /// The tombstone policy this etcd follows (E4, `EtcdRelease::tombstones`); a version that is not
     /// three numbers is taken as 3.4's.
     pub fn tombstones(&self) -> TombstonePolicy {
