@@ -68,6 +68,7 @@ func main() {
 	etcd := flag.String("etcd", "", "URL of the etcd to store in, e.g. http://127.0.0.1:2379 (required)")
 	dir := flag.String("dir", "", "directory for the serving certificate and the kubeconfig (required)")
 	prefix := flag.String("etcd-prefix", "", "etcd key prefix of the stored objects (default /listwatch/sample-apiserver/<random>, new each start)")
+	mistake := flag.String("mistake", "", "answer as a server with this mistake would ("+mistakeNames()+"): a server of the tests' own")
 	featureGates := flag.String("feature-gates", "", "feature gates, as the Kubernetes servers take them: [component:]Gate=bool,... (component kube or wardle; kube if none)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: sample-apiserver --etcd URL --dir DIR [--etcd-prefix PREFIX] [--feature-gates GATES]\n")
@@ -101,7 +102,11 @@ func main() {
 	}
 	klog.Infof("sample-apiserver: storing under %s in etcd at %s", *prefix, *etcd)
 
-	if err := run(*etcd, *prefix, *dir, *featureGates); err != nil {
+	wrap, ok := mistakes[*mistake]
+	if *mistake != "" && !ok {
+		fail(2, "--mistake %q is not one of %s", *mistake, mistakeNames())
+	}
+	if err := run(*etcd, *prefix, *dir, *featureGates, wrap); err != nil {
 		fail(1, "%v", err)
 	}
 }
@@ -127,7 +132,7 @@ func checkEtcd(endpoint string) error {
 	}
 }
 
-func run(etcd, prefix, dir, featureGates string) error {
+func run(etcd, prefix, dir, featureGates string, mistake func(http.Handler) http.Handler) error {
 	ctx := context.Background()
 	o := server.NewWardleServerOptions(os.Stderr, os.Stderr)
 	// The command registers the wardle component, its BanFlunder gate and its version mapping onto
@@ -204,6 +209,11 @@ func run(etcd, prefix, dir, featureGates string) error {
 		config.GenericConfig.AdmissionControl = chain
 	}
 
+	if mistake != nil {
+		config.GenericConfig.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+			return mistake(genericapiserver.DefaultBuildHandlerChain(h, c))
+		}
+	}
 	wardle, err := config.Complete().New()
 	if err != nil {
 		return err

@@ -90,6 +90,34 @@ mod with_apiserver {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Two mistakes hand-written servers make, planted in the sample-apiserver
+    /// (harness/sample-apiserver/mistake.go): a streaming list without its initial-events-end bookmark
+    /// (every informer that streams its list waits for ever), and a 410 answered as a 500. Each is
+    /// found, named by its rule and shrunk.
+    #[test]
+    fn a_server_with_a_mistake_is_caught_and_shrunk() {
+        let dir = std::env::temp_dir().join(format!("listwatch-http-mistake-{}", std::process::id()));
+        for (mistake, rule, most) in [
+            ("no-initial-events-end", "breaks A12 (streaming lists)", 2),
+            ("expired-as-500", "(pagination)", 10),
+        ] {
+            let out_file = dir.join(format!("{mistake}.json")).display().to_string();
+            let words = ["conformance", "http", "--etcd", "3.6", "--sequences", "100"];
+            let mut all = words.to_vec();
+            all.extend(["--server-mistake", mistake, "--out", &out_file]);
+            let out = listwatch(&all);
+            let (stdout, stderr) = text(&out);
+            assert_eq!(out.status.code(), Some(1), "{mistake}: {stdout}{stderr}");
+            assert!(stdout.contains(rule), "{mistake}: {stdout}");
+            let written = std::fs::read_to_string(&out_file).expect("the shrunk sequence is written");
+            let ops = serde_json::from_str::<serde_json::Value>(&written).expect("JSON")["ops"]
+                .as_array()
+                .map_or(0, Vec::len);
+            assert!((1..=most).contains(&ops), "{mistake}: shrunk to {ops}: {written}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// A server someone else runs, reached through its kubeconfig: only what goes through the API is
     /// sent (no compactions, no etcd transactions), judged by the newest release's rules when its
     /// /version names none.
@@ -99,7 +127,7 @@ mod with_apiserver {
             EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), Duration::from_secs(20))
                 .expect("etcd starts (scripts/install-etcd v3.6.16)");
         let (_, binary) = sample::binary().expect("scripts/build-sample-apiserver");
-        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", Duration::from_secs(60))
+        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", None, Duration::from_secs(60))
             .expect("the sample-apiserver starts");
         let kubeconfig = server.kubeconfig.display().to_string();
         let resource = "wardle.example.com/v1alpha1/flunders";
@@ -136,7 +164,7 @@ mod with_apiserver {
             EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), Duration::from_secs(20))
                 .expect("etcd starts (scripts/install-etcd v3.6.16)");
         let (_, binary) = sample::binary().expect("scripts/build-sample-apiserver");
-        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", Duration::from_secs(60))
+        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", None, Duration::from_secs(60))
             .expect("the sample-apiserver starts");
         let dir = std::env::temp_dir().join(format!("listwatch-http-token-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a directory");

@@ -101,6 +101,17 @@ pub struct HttpArgs {
     /// Plant a model bug, to see the run catch it
     #[arg(long, value_name = "BUG", default_value = "none", value_parser = plant, hide = true)]
     pub plant: Plant,
+    /// Start the sample-apiserver with a mistake it makes on purpose (no-initial-events-end,
+    /// expired-as-500), to see the run catch it
+    #[arg(long, value_name = "MISTAKE", value_parser = mistake, hide = true, conflicts_with = "endpoint")]
+    pub server_mistake: Option<String>,
+}
+
+fn mistake(v: &str) -> Result<String, String> {
+    match v {
+        "no-initial-events-end" | "expired-as-500" => Ok(v.to_string()),
+        _ => Err(format!("'{v}' is not a server mistake (known: no-initial-events-end, expired-as-500)")),
+    }
 }
 
 impl HttpArgs {
@@ -183,9 +194,15 @@ mod run {
         let tombstones = EtcdStore::connect(&etcd.endpoint)
             .map_err(|e| format!("reaching etcd: {e} (scripts/install-etcd)"))?
             .tombstones();
-        let server =
-            SampleApiServer::start(&binary, &etcd.endpoint, gates(&release), Duration::from_secs(60))
-                .map_err(|e| format!("starting k8s.io/sample-apiserver {release}: {e}"))?;
+        let mistake = args.server_mistake.as_deref();
+        let server = SampleApiServer::start(
+            &binary,
+            &etcd.endpoint,
+            gates(&release),
+            mistake,
+            Duration::from_secs(60),
+        )
+        .map_err(|e| format!("starting k8s.io/sample-apiserver {release}: {e}"))?;
         let mut driver = vec![
             format!("--kubeconfig={}", server.kubeconfig.display()),
             format!("--resource={}", args.resource.as_deref().unwrap_or(FLUNDERS)),
@@ -215,7 +232,10 @@ mod run {
             }
             None => match start_sample(args) {
                 Ok((etcd, server, tombstones, driver_args, rules)) => {
-                    let name = format!("k8s.io/sample-apiserver at {}", server.url);
+                    let name = match &args.server_mistake {
+                        Some(m) => format!("k8s.io/sample-apiserver with the mistake {m} at {}", server.url),
+                        None => format!("k8s.io/sample-apiserver at {}", server.url),
+                    };
                     let side = RestSide {
                         name,
                         rules: Some(args.apiserver.unwrap_or(rules)),

@@ -52,9 +52,16 @@ impl std::fmt::Debug for SampleApiServer {
 }
 
 impl SampleApiServer {
-    /// Start `binary` on the etcd at `etcd` with the feature gates `gates`, and wait until it serves
+    /// Start `binary` on the etcd at `etcd` with the feature gates `gates` (and, for a test, a
+    /// `mistake` it makes on purpose: harness/sample-apiserver/mistake.go), and wait until it serves
     /// (at most `within`).
-    pub fn start(binary: &Path, etcd: &str, gates: &str, within: Duration) -> Result<Self, SideError> {
+    pub fn start(
+        binary: &Path,
+        etcd: &str,
+        gates: &str,
+        mistake: Option<&str>,
+        within: Duration,
+    ) -> Result<Self, SideError> {
         let dir = std::env::temp_dir().join(format!("listwatch-sample-apiserver-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
         let log = std::fs::File::create(dir.join("server.log"))
@@ -66,6 +73,9 @@ impl SampleApiServer {
             .arg(format!("--dir={}", dir.display()));
         if !gates.is_empty() {
             command.arg(format!("--feature-gates={gates}"));
+        }
+        if let Some(m) = mistake {
+            command.arg(format!("--mistake={m}"));
         }
         let spawned = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(log).spawn();
         let mut child = match spawned {
