@@ -266,7 +266,10 @@ func (d *driver) start(ctx context.Context) answer {
 			return failure(err)
 		}
 	}
-	if err := d.empty(ctx); err != nil {
+	if err := d.empty(ctx, d.resource); err != nil {
+		return failure(err)
+	}
+	if err := d.mark(ctx); err != nil {
 		return failure(err)
 	}
 	base := d.list(ctx, "", "", 0, "")
@@ -327,7 +330,7 @@ func (d *driver) cleanUp() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := d.empty(ctx); err != nil {
+	if err := d.empty(ctx, append([]kind{d.resource}, others(d.other)...)...); err != nil {
 		fmt.Fprintf(os.Stderr, "rest: cleaning up: %v\n", err)
 	}
 	if d.createdNS {
@@ -337,9 +340,35 @@ func (d *driver) cleanUp() {
 	}
 }
 
+// mark writes and deletes an object of the watched resource, so that etcd's last write before the
+// sequence is one the watch cache sees: the cache then reaches the revision the sequence begins at
+// (as a cache started for the sequence would be), whatever an earlier sequence wrote last (another
+// resource's object moves etcd's revision but not that cache's, and without progress requests, E7,
+// nothing else would move it).
+func (d *driver) mark(ctx context.Context) error {
+	o := &unstructured.Unstructured{}
+	o.SetAPIVersion(d.resource.gvr.GroupVersion().String())
+	o.SetKind(d.resource.kind)
+	o.SetName("listwatch-start")
+	o.SetNamespace(d.namespace)
+	objects := d.objects(d.resource)
+	if _, err := objects.Create(ctx, o, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("writing the start mark: %w", err)
+	}
+	if err := objects.Delete(ctx, o.GetName(), metav1.DeleteOptions{}); err != nil {
+		return fmt.Errorf("deleting the start mark: %w", err)
+	}
+	a := d.currentRev(ctx)
+	if a.Error != nil {
+		return fmt.Errorf("the revision after the start mark: %s", a.Error.Message)
+	}
+	d.lastWatched = a.Rev
+	return nil
+}
+
 // empty deletes the objects named like a sequence's from the namespace.
-func (d *driver) empty(ctx context.Context) error {
-	for _, k := range append([]kind{d.resource}, others(d.other)...) {
+func (d *driver) empty(ctx context.Context, kinds ...kind) error {
+	for _, k := range kinds {
 		list, err := d.objects(k).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return fmt.Errorf("listing %s in %s to empty it: %w", k.gvr.Resource, d.namespace, err)

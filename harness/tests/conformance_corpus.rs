@@ -51,6 +51,7 @@ fn model_with(seq: &ApiSequence, release: ApiServerRelease, handlers: bool) -> A
         plant: Plant::None,
         progress_requests: release.consistent_list_from_cache(),
         release,
+        watch_list: release.watch_list(),
         handlers,
     };
     model_transcript(seq, setup)
@@ -73,7 +74,7 @@ fn every_file_parses_and_names_its_release() {
 }
 
 /// A3, A12 (found by `conformance http`): the handler serves a WATCH from "0" with bookmarks as a
-/// streaming list (`ApiServerRelease::defaults_watch_from_now_to_watch_list`); the storage layer
+/// streaming list (`ApiServer::serve`, the `WatchList` gate); the storage layer
 /// alone serves it as a plain watch. Without bookmarks both serve the plain watch.
 #[test]
 fn the_handler_rule_answers_its_file_as_the_real_server_did() {

@@ -156,6 +156,35 @@ mod with_apiserver {
         assert!(left.is_empty(), "left behind: {left:?}");
     }
 
+    /// A server that refuses streaming lists (the sample-apiserver with WatchList off) is reported as
+    /// such and passes: a client falls back to a LIST (client-go's reflector.go, ListAndWatch).
+    #[test]
+    fn a_server_without_streaming_lists_is_reported_as_such_and_passes() {
+        let etcd =
+            EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), Duration::from_secs(20))
+                .expect("etcd starts (scripts/install-etcd v3.6.16)");
+        let (_, binary) = sample::binary().expect("scripts/build-sample-apiserver");
+        let gates = "WatchList=false,ListFromCacheSnapshot=false";
+        let server = SampleApiServer::start(&binary, &etcd.endpoint, gates, None, Duration::from_secs(60))
+            .expect("the sample-apiserver starts");
+        let kubeconfig = server.kubeconfig.display().to_string();
+        let out = listwatch(&[
+            "conformance",
+            "http",
+            "--endpoint",
+            &server.url,
+            "--kubeconfig",
+            &kubeconfig,
+            "--resource",
+            "wardle.example.com/v1alpha1/flunders",
+            "--sequences",
+            "60",
+        ]);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        assert!(stdout.contains("this server refuses streaming lists (422"), "{stdout}");
+    }
+
     /// Credentials the server refuses, and a URL that is not a Kubernetes API server (etcd's), are
     /// each one line naming the server and what was wrong.
     #[test]

@@ -43,19 +43,6 @@ impl ApiServerRelease {
         self.minor == 32 || self.minor >= 34
     }
 
-    /// A3, A12: whether the HTTP handler turns a WATCH from `rv=""`/`"0"` that sets neither
-    /// `sendInitialEvents` nor `resourceVersionMatch` into a streaming list (`sendInitialEvents=true`,
-    /// NotOlderThan): wherever the `WatchList` gate is on. apimachinery's
-    /// `SetListOptionsDefaults` (`pkg/apis/meta/internalversion/defaults.go`), which the watch
-    /// handler calls (`handlers/get.go`), read at v0.29.6, v0.32.13, v0.34.13 and v0.37.2. With
-    /// `allowWatchBookmarks` the watch is then a streaming list in full: its initial ADDEDs end with the
-    /// initial-events-end bookmark, and over an etcd without progress requests (E7) it gets A12's
-    /// ERROR 500; without bookmarks it is served as a plain watch from now. Found by `conformance
-    /// http`; the storage-level `conformance apiserver` has no handler.
-    pub fn defaults_watch_from_now_to_watch_list(self) -> bool {
-        self.watch_list()
-    }
-
     /// A2: how a LIST read from etcd at an Exact RV ahead of etcd's revision is answered. From v0.34 a
     /// 504 with `ResourceVersionTooLarge`, as a NotOlderThan LIST the cache cannot reach; before, etcd's
     /// own error ("mvcc: required revision is a future revision") as a 500. The etcd3 store's `GetList`

@@ -66,6 +66,9 @@ pub struct ApiServer {
     /// The release's rules ([`ApiServerRelease`]): whether it serves streaming lists (A12: the
     /// `WatchList` gate) and how it answers an Exact LIST ahead of etcd (A2).
     release: ApiServerRelease,
+    /// The `WatchList` gate (A12): the release's default ([`ApiServerRelease::watch_list`]) unless set
+    /// ([`Self::with_watch_list`]), as for a server over HTTP found to refuse streaming lists.
+    watch_list: bool,
 }
 
 impl ApiServer {
@@ -87,12 +90,20 @@ impl ApiServer {
             resilient_init,
             progress_requests: true,
             release: ApiServerRelease::NEWEST,
+            watch_list: ApiServerRelease::NEWEST.watch_list(),
         }
     }
 
-    /// Following `release`'s rules (A2, A12); A14's is [`Self::with_resilient_init`].
+    /// Following `release`'s rules (A2, A12), its `WatchList` gate at the release's default; A14's is
+    /// [`Self::with_resilient_init`].
     pub fn with_release(self, release: ApiServerRelease) -> Self {
-        ApiServer { release, ..self }
+        ApiServer { release, watch_list: release.watch_list(), ..self }
+    }
+
+    /// With the `WatchList` gate set otherwise than the release's default (A12): off, streaming lists
+    /// are refused with 422 and a WATCH from "0" is not made one.
+    pub fn with_watch_list(self, on: bool) -> Self {
+        ApiServer { watch_list: on, ..self }
     }
 
     /// Over an etcd that answers progress requests or not (E7): without them every streaming list is
@@ -152,6 +163,7 @@ impl ApiServer {
             resilient_init,
             progress_requests,
             release,
+            watch_list,
         } = self;
         (
             cache,
@@ -164,6 +176,7 @@ impl ApiServer {
             resilient_init,
             progress_requests,
             release,
+            watch_list,
         )
             .hash(state);
     }
@@ -345,7 +358,7 @@ impl ApiServer {
         if !bookmarks || matches!(rv, ListRv::Exact(_)) {
             return vec![(client, Message::WatchRefused(ApiError::BadRequest))];
         }
-        if !self.release.watch_list() {
+        if !self.watch_list {
             // A12: with the WatchList gate off (before v0.32, and in v0.33) the handler's validation
             // refuses `sendInitialEvents`: 422 before the stream opens (ApiServerRelease::watch_list).
             return vec![(client, Message::WatchRefused(ApiError::Invalid))];
@@ -407,12 +420,17 @@ impl ApiServer {
         match request {
             Request::List { rv } => self.list(client, rv, store),
             Request::ListPage { rv, limit, cont } => self.list_page(client, rv, limit, cont, store),
-            // A3, A12: the handler defaults a WATCH from "" or "0" with bookmarks to a streaming list
-            // (ApiServerRelease::defaults_watch_from_now_to_watch_list). Simplified: "" and "0" are one
-            // `WatchFrom::Now`, taken as "0" (any RV), which is what listwatch's clients send.
-            Request::Watch { from: WatchFrom::Now, bookmarks: true, .. }
-                if self.release.defaults_watch_from_now_to_watch_list() =>
-            {
+            // A3, A12: wherever the `WatchList` gate is on, the handler turns a WATCH from "" or "0"
+            // that sets neither `sendInitialEvents` nor `resourceVersionMatch` into a streaming list
+            // (`sendInitialEvents=true`, NotOlderThan): apimachinery's `SetListOptionsDefaults`
+            // (`pkg/apis/meta/internalversion/defaults.go`), called by the watch handler
+            // (`handlers/get.go`), read at v0.29.6, v0.32.13, v0.34.13 and v0.37.2. With bookmarks
+            // the watch is then a streaming list in full (the initial-events-end bookmark; A12's
+            // ERROR 500 over an etcd without progress requests); without, a plain watch from now.
+            // Found by `conformance http` (the storage-level `conformance apiserver` has no
+            // handler). Simplified: "" and "0" are one `WatchFrom::Now`, taken as "0" (any RV),
+            // which is what listwatch's clients send.
+            Request::Watch { from: WatchFrom::Now, bookmarks: true, .. } if self.watch_list => {
                 self.watch_list(client, ListRv::Any, true, store)
             }
             Request::Watch { from, bookmarks, .. } => self.watch(client, from, bookmarks),
@@ -607,7 +625,8 @@ impl ApiServer {
         *self = ApiServer::start(self.id, store, self.cache_window, self.flaws)
             .with_resilient_init(resilient_init)
             .with_progress_requests(progress_requests)
-            .with_release(self.release);
+            .with_release(self.release)
+            .with_watch_list(self.watch_list);
         self.initializing = resilient_init;
     }
 }

@@ -554,7 +554,7 @@ fn a15_each_status_answers_the_requests_it_fits_and_is_its_own_fault_kind() {
 }
 
 /// A3, A12: the HTTP handler serves a WATCH from "0" with bookmarks as a streaming list wherever the
-/// WatchList gate is on (`ApiServerRelease::defaults_watch_from_now_to_watch_list`): its initial
+/// WatchList gate is on (`ApiServer::serve`, the `WatchList` gate): its initial
 /// ADDEDs end with the initial-events-end bookmark, and over an etcd without progress requests it gets
 /// A12's ERROR 500. Without bookmarks, or where the gate is off, it is the plain watch of A3.
 #[test]

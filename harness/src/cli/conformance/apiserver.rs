@@ -213,6 +213,7 @@ pub(super) mod run {
             let describe = server.describe();
             let progress_requests = server.progress_requests();
             let rules = ServerUnderTest::release(server);
+            let notes = server.notes();
             let command = self.command;
             let mut died = |e: SideError| {
                 let why = match dead() {
@@ -265,7 +266,7 @@ pub(super) mod run {
             } else {
                 print!(
                     "{}",
-                    text(&describe, self.started_by, progress_requests, rules, tombstones, &summary)
+                    text(&describe, self.started_by, progress_requests, rules, &notes, tombstones, &summary)
                 );
             }
             eprintln!("{command}: {} sequences in {:.1} s", summary.sequences, elapsed.as_secs_f64());
@@ -283,6 +284,7 @@ pub(super) mod run {
         started_by: &str,
         progress: bool,
         release: ApiServerRelease,
+        notes: &[String],
         tombstones: TombstonePolicy,
         s: &Summary<ApiSequence>,
     ) -> String {
@@ -302,7 +304,11 @@ pub(super) mod run {
                 s.lagging
             ));
         }
-        if !release.watch_list() {
+        for note in notes {
+            out.push_str(&format!("  {note}\n"));
+        }
+        if !notes.is_empty() {
+        } else if !release.watch_list() {
             out.push_str(&format!(
                 "  {release} has the WatchList gate off by default: its handler refuses streaming lists \
                  (422, A12), so none is drawn\n"

@@ -227,7 +227,13 @@ mod run {
         let mut started = None;
         let (driver_args, side, tombstones) = match &args.endpoint {
             Some(url) => {
-                let side = RestSide { name: url.clone(), rules: args.apiserver, other: false, etcd: false };
+                let side = RestSide {
+                    name: url.clone(),
+                    rules: args.apiserver,
+                    other: false,
+                    etcd: false,
+                    watch_list_refused: None,
+                };
                 (args.driver_args(), side, TombstonePolicy::KeepAtCompactRev)
             }
             None => match start_sample(args) {
@@ -239,8 +245,9 @@ mod run {
                     let side = RestSide {
                         name,
                         rules: Some(args.apiserver.unwrap_or(rules)),
-                        other: false,
+                        other: true,
                         etcd: true,
+                        watch_list_refused: None,
                     };
                     started = Some((etcd, server));
                     (driver_args, side, tombstones)

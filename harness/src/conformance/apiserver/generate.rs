@@ -52,6 +52,7 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
         progress_requests: draws.consistent_watch_list,
         // Only the state matters here, to draw from; no streaming list is drawn without `watch_list`.
         release: ApiServerRelease::NEWEST,
+        watch_list: true,
         handlers: false,
     };
     let mut model = ModelServer::new(setup);

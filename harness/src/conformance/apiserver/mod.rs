@@ -36,9 +36,18 @@ pub trait ServerUnderTest {
     fn progress_requests(&self) -> bool;
     /// Its k8s.io/apiserver release, whose rules the model follows ([`ApiServerRelease`]).
     fn release(&self) -> ApiServerRelease;
-    /// What the run may draw for it: by default everything its release serves.
+    /// Its `WatchList` gate (A12): by default its release's.
+    fn watch_list(&self) -> bool {
+        self.release().watch_list()
+    }
+    /// What the run may draw for it: by default everything it serves.
     fn draws(&self) -> Draws {
-        Draws { watch_list: self.release().watch_list(), ..Draws::ALL }
+        Draws { watch_list: self.watch_list(), ..Draws::ALL }
+    }
+    /// What the report says of it besides the counts (a feature it does not serve, and why that is
+    /// allowed).
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
     }
     /// Whether requests reach it through the API server's HTTP handler ([`ModelSetup::handlers`]),
     /// not straight at its storage layer.
@@ -73,6 +82,7 @@ impl ApiSuite<'_> {
             // cache (ApiServerRelease::consistent_list_from_cache).
             progress_requests: self.0.progress_requests() && self.0.release().consistent_list_from_cache(),
             release: self.0.release(),
+            watch_list: self.0.watch_list(),
             handlers: self.0.handlers(),
         }
     }
@@ -130,6 +140,7 @@ mod tests {
                 plant: Plant::None,
                 progress_requests: self.0,
                 release: ApiServerRelease::NEWEST,
+                watch_list: true,
                 handlers: false,
             };
             Ok(model_transcript(seq, setup))

@@ -32,6 +32,9 @@ pub struct ModelSetup {
     pub progress_requests: bool,
     /// The k8s.io/apiserver release whose rules the model's server follows (A2, A12).
     pub release: ApiServerRelease,
+    /// The `WatchList` gate: the release's default, or off for a server found to refuse streaming
+    /// lists (A12).
+    pub watch_list: bool,
     /// Requests come through the API server's HTTP handler, with its defaulting ([`ApiServer::serve`]),
     /// not straight to the storage layer.
     pub handlers: bool,
@@ -80,7 +83,8 @@ impl ModelServer {
         let mut store = Store::new(setup.tombstones, None);
         let server = ApiServer::start(ServerId(0), &mut store, WINDOW, Flaws::NONE)
             .with_progress_requests(setup.progress_requests)
-            .with_release(setup.release);
+            .with_release(setup.release)
+            .with_watch_list(setup.watch_list);
         ModelServer { store, server, setup, token: None, held: false }
     }
 

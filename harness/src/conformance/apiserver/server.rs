@@ -121,6 +121,8 @@ pub struct RestSide {
     /// The driver may write a second resource, and reaches the server's etcd.
     pub other: bool,
     pub etcd: bool,
+    /// The status with which the server refused a streaming list when the run began (A12), if it did.
+    pub watch_list_refused: Option<u16>,
 }
 
 /// A running server under test.
@@ -372,8 +374,24 @@ impl ServerUnderTest for ApiServerProcess {
         matches!(self.side, Side::Rest(_))
     }
 
+    fn watch_list(&self) -> bool {
+        let refused = matches!(&self.side, Side::Rest(RestSide { watch_list_refused: Some(_), .. }));
+        ServerUnderTest::release(self).watch_list() && !refused
+    }
+
+    fn notes(&self) -> Vec<String> {
+        match &self.side {
+            Side::Rest(RestSide { watch_list_refused: Some(code), .. }) => vec![format!(
+                "this server refuses streaming lists ({code} to a WATCH with sendInitialEvents): allowed \
+                 (A12), a client falls back to a LIST as client-go's reflector does; none is drawn, and the \
+                 model's WatchList gate is off"
+            )],
+            _ => Vec::new(),
+        }
+    }
+
     fn draws(&self) -> Draws {
-        let watch_list = ServerUnderTest::release(self).watch_list();
+        let watch_list = self.watch_list();
         match &self.side {
             Side::WatchCache => Draws { watch_list, ..Draws::ALL },
             // No cache the run can hold back.
@@ -420,6 +438,19 @@ impl ApiServerProcess {
         }
         self.etcd_version = started.version;
         self.server_version = started.server;
+        if matches!(self.side, Side::Rest(_)) {
+            // A12: does it serve streaming lists at all? A refusal before the stream opens (4xx) is
+            // a feature it does not have; the run then draws none.
+            let probe = serde_json::json!({"op": "watch", "watch": 0, "rv": "0", "match": "NotOlderThan",
+                "bookmarks": true, "send_initial_events": true});
+            let answer = self.call("a streaming list, to see whether it serves them", probe)?;
+            let refused = answer.error.map(|e| e.code).filter(|c| (400..500).contains(c));
+            self.call("the end of that streaming list", serde_json::json!({"op": "stop", "watch": 0}))?;
+            self.queued.clear();
+            if let Side::Rest(rest) = &mut self.side {
+                rest.watch_list_refused = refused;
+            }
+        }
         Ok(self)
     }
 }
