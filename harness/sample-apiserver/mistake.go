@@ -11,7 +11,8 @@ import (
 )
 
 // The mistakes a server of the tests' own makes on purpose (--mistake), each one that hand-written
-// servers of the Kubernetes API have been found to make, so that a run shows how it is caught. Each
+// servers of the Kubernetes API have been found to make, so that a run shows how it is caught (and
+// one liberty the contract allows, so that a run shows it is not). Each
 // wraps the whole handler chain and rewrites what the real server answered about flunders (in JSON,
 // as the runs ask for it).
 var mistakes = map[string]func(http.Handler) http.Handler{
@@ -21,6 +22,20 @@ var mistakes = map[string]func(http.Handler) http.Handler{
 		return rewriteWatch(next, func(ev map[string]any) bool {
 			return ev["type"] == "BOOKMARK" && annotation(ev, "k8s.io/initial-events-end") == "true"
 		}, nil)
+	},
+	// Not a mistake: LISTs are served whole, `limit` and `continue` ignored, which the contract allows
+	// ("servers may choose not to support the limit argument", ListOptions.limit). A run reports the
+	// server as one that does not paginate.
+	"no-pagination": func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			q := r.URL.Query()
+			if strings.Contains(r.URL.Path, "/flunders") && q.Get("watch") == "" {
+				q.Del("limit")
+				q.Del("continue")
+				r.URL.RawQuery = q.Encode()
+			}
+			next.ServeHTTP(w, r)
+		})
 	},
 	// A resourceVersion too old for the server (410 Gone, reason Expired) is answered as a 500: a
 	// client that relists on 410 retries the same request instead.

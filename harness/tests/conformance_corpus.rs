@@ -52,6 +52,7 @@ fn model_with(seq: &ApiSequence, release: ApiServerRelease, handlers: bool) -> A
         progress_requests: release.consistent_list_from_cache(),
         release,
         watch_list: release.watch_list(),
+        pagination: true,
         handlers,
     };
     model_transcript(seq, setup)

@@ -185,6 +185,30 @@ mod with_apiserver {
         assert!(stdout.contains("this server refuses streaming lists (422"), "{stdout}");
     }
 
+    /// A server that ignores `limit` (and so never pages) is reported as such and passes (A13 allows
+    /// it: ListOptions.limit).
+    #[test]
+    fn a_server_that_does_not_paginate_is_reported_as_such_and_passes() {
+        let words = [
+            "conformance",
+            "http",
+            "--etcd",
+            "3.6",
+            "--sequences",
+            "60",
+            "--server-mistake",
+            "no-pagination",
+        ];
+        let out = listwatch(&words);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        assert!(stdout.contains("this server does not paginate"), "{stdout}");
+        let out = listwatch(&["conformance", "http", "--etcd", "3.6", "--sequences", "5"]);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        assert!(!stdout.contains("does not paginate"), "the sample-apiserver pages: {stdout}");
+    }
+
     /// Credentials the server refuses, and a URL that is not a Kubernetes API server (etcd's), are
     /// each one line naming the server and what was wrong.
     #[test]

@@ -102,15 +102,17 @@ pub struct HttpArgs {
     #[arg(long, value_name = "BUG", default_value = "none", value_parser = plant, hide = true)]
     pub plant: Plant,
     /// Start the sample-apiserver with a mistake it makes on purpose (no-initial-events-end,
-    /// expired-as-500), to see the run catch it
+    /// expired-as-500), to see the run catch it, or a liberty the contract allows (no-pagination)
     #[arg(long, value_name = "MISTAKE", value_parser = mistake, hide = true, conflicts_with = "endpoint")]
     pub server_mistake: Option<String>,
 }
 
 fn mistake(v: &str) -> Result<String, String> {
     match v {
-        "no-initial-events-end" | "expired-as-500" => Ok(v.to_string()),
-        _ => Err(format!("'{v}' is not a server mistake (known: no-initial-events-end, expired-as-500)")),
+        "no-initial-events-end" | "expired-as-500" | "no-pagination" => Ok(v.to_string()),
+        _ => Err(format!(
+            "'{v}' is not a server mistake (known: no-initial-events-end, expired-as-500, no-pagination)"
+        )),
     }
 }
 
@@ -233,6 +235,7 @@ mod run {
                     other: false,
                     etcd: false,
                     watch_list_refused: None,
+                    ignores_limit: false,
                 };
                 (args.driver_args(), side, TombstonePolicy::KeepAtCompactRev)
             }
@@ -248,6 +251,7 @@ mod run {
                         other: true,
                         etcd: true,
                         watch_list_refused: None,
+                        ignores_limit: false,
                     };
                     started = Some((etcd, server));
                     (driver_args, side, tombstones)

@@ -53,6 +53,7 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
         // Only the state matters here, to draw from; no streaming list is drawn without `watch_list`.
         release: ApiServerRelease::NEWEST,
         watch_list: true,
+        pagination: true,
         handlers: false,
     };
     let mut model = ModelServer::new(setup);

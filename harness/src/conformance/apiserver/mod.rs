@@ -40,6 +40,10 @@ pub trait ServerUnderTest {
     fn watch_list(&self) -> bool {
         self.release().watch_list()
     }
+    /// Whether it pages a LIST with `limit` (A13): a server may ignore `limit`.
+    fn paginates(&self) -> bool {
+        true
+    }
     /// What the run may draw for it: by default everything it serves.
     fn draws(&self) -> Draws {
         Draws { watch_list: self.watch_list(), ..Draws::ALL }
@@ -83,6 +87,7 @@ impl ApiSuite<'_> {
             progress_requests: self.0.progress_requests() && self.0.release().consistent_list_from_cache(),
             release: self.0.release(),
             watch_list: self.0.watch_list(),
+            pagination: self.0.paginates(),
             handlers: self.0.handlers(),
         }
     }
@@ -141,6 +146,7 @@ mod tests {
                 progress_requests: self.0,
                 release: ApiServerRelease::NEWEST,
                 watch_list: true,
+                pagination: true,
                 handlers: false,
             };
             Ok(model_transcript(seq, setup))

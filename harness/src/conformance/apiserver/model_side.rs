@@ -35,6 +35,8 @@ pub struct ModelSetup {
     /// The `WatchList` gate: the release's default, or off for a server found to refuse streaming
     /// lists (A12).
     pub watch_list: bool,
+    /// The server pages a LIST with `limit` (A13); a server may ignore `limit` instead.
+    pub pagination: bool,
     /// Requests come through the API server's HTTP handler, with its defaulting ([`ApiServer::serve`]),
     /// not straight to the storage layer.
     pub handlers: bool,
@@ -212,6 +214,8 @@ impl ModelServer {
                 let lags =
                     rv == Rv::Consistent && limit.is_none() && self.setup.plant == Plant::ConsistentReadLags;
                 let out = match limit {
+                    // A13: a server may ignore `limit` and serve the whole list.
+                    Some(_) if !self.setup.pagination => self.server.list(LISTER, list_rv(rv), &self.store),
                     Some(limit) => self.server.list_page(LISTER, list_rv(rv), limit, None, &self.store),
                     None if lags => self.server.list(LISTER, ListRv::Any, &self.store),
                     None => self.server.list(LISTER, list_rv(rv), &self.store),

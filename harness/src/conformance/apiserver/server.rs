@@ -123,6 +123,8 @@ pub struct RestSide {
     pub etcd: bool,
     /// The status with which the server refused a streaming list when the run began (A12), if it did.
     pub watch_list_refused: Option<u16>,
+    /// The server answered a LIST with `limit=1` with every object and no continue token (A13).
+    pub ignores_limit: bool,
 }
 
 /// A running server under test.
@@ -379,15 +381,29 @@ impl ServerUnderTest for ApiServerProcess {
         ServerUnderTest::release(self).watch_list() && !refused
     }
 
+    fn paginates(&self) -> bool {
+        !matches!(&self.side, Side::Rest(RestSide { ignores_limit: true, .. }))
+    }
+
     fn notes(&self) -> Vec<String> {
-        match &self.side {
-            Side::Rest(RestSide { watch_list_refused: Some(code), .. }) => vec![format!(
+        let Side::Rest(rest) = &self.side else { return Vec::new() };
+        let mut notes = Vec::new();
+        if let Some(code) = rest.watch_list_refused {
+            notes.push(format!(
                 "this server refuses streaming lists ({code} to a WATCH with sendInitialEvents): allowed \
                  (A12), a client falls back to a LIST as client-go's reflector does; none is drawn, and the \
                  model's WatchList gate is off"
-            )],
-            _ => Vec::new(),
+            ));
         }
+        if rest.ignores_limit {
+            notes.push(
+                "this server does not paginate (a LIST with limit=1 got every object and no continue token): \
+                 allowed (A13; ListOptions.limit: \"servers may choose not to support the limit argument\"), \
+                 a client reads the list whole; the model serves such LISTs whole"
+                    .into(),
+            );
+        }
+        notes
     }
 
     fn draws(&self) -> Draws {
@@ -447,8 +463,19 @@ impl ApiServerProcess {
             let refused = answer.error.map(|e| e.code).filter(|c| (400..500).contains(c));
             self.call("the end of that streaming list", serde_json::json!({"op": "stop", "watch": 0}))?;
             self.queued.clear();
+            // A13: does it page? Two objects, a LIST with limit=1: every object and no token is a
+            // server that ignores `limit`. The first sequence's start deletes them again.
+            for key in [0, 1] {
+                self.call("a write, to see whether it pages", serde_json::json!({"op": "put", "key": key}))?;
+            }
+            let page = self.call(
+                "a LIST with limit=1, to see whether it pages",
+                serde_json::json!({"op": "list", "rv": "", "match": "", "limit": 1}),
+            )?;
+            let ignores_limit = page.error.is_none() && page.items.len() > 1 && page.cont.is_empty();
             if let Side::Rest(rest) = &mut self.side {
                 rest.watch_list_refused = refused;
+                rest.ignores_limit = ignores_limit;
             }
         }
         Ok(self)
