@@ -28,6 +28,17 @@ mod with_apiserver {
         (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
     }
 
+    /// etcd 3.6 and the sample-apiserver over it, with `gates`.
+    fn sample_server(gates: &str) -> (EtcdProcess, SampleApiServer) {
+        let within = Duration::from_secs(20);
+        let etcd = EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), within)
+            .expect("etcd starts (scripts/install-etcd v3.6.16)");
+        let (_, binary) = sample::binary().expect("scripts/build-sample-apiserver");
+        let server = SampleApiServer::start(&binary, &etcd.endpoint, gates, None, Duration::from_secs(60))
+            .expect("the sample-apiserver starts");
+        (etcd, server)
+    }
+
     fn corpus(name: &str) -> String {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/conformance").join(name).display().to_string()
     }
@@ -123,12 +134,7 @@ mod with_apiserver {
     /// /version names none.
     #[test]
     fn a_server_at_an_endpoint_is_reached_through_its_kubeconfig() {
-        let etcd =
-            EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), Duration::from_secs(20))
-                .expect("etcd starts (scripts/install-etcd v3.6.16)");
-        let (_, binary) = sample::binary().expect("scripts/build-sample-apiserver");
-        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", None, Duration::from_secs(60))
-            .expect("the sample-apiserver starts");
+        let (etcd, server) = sample_server("");
         let kubeconfig = server.kubeconfig.display().to_string();
         let resource = "wardle.example.com/v1alpha1/flunders";
         let out = listwatch(&[
@@ -160,13 +166,8 @@ mod with_apiserver {
     /// such and passes: a client falls back to a LIST (client-go's reflector.go, ListAndWatch).
     #[test]
     fn a_server_without_streaming_lists_is_reported_as_such_and_passes() {
-        let etcd =
-            EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), Duration::from_secs(20))
-                .expect("etcd starts (scripts/install-etcd v3.6.16)");
-        let (_, binary) = sample::binary().expect("scripts/build-sample-apiserver");
         let gates = "WatchList=false,ListFromCacheSnapshot=false";
-        let server = SampleApiServer::start(&binary, &etcd.endpoint, gates, None, Duration::from_secs(60))
-            .expect("the sample-apiserver starts");
+        let (_etcd, server) = sample_server(gates);
         let kubeconfig = server.kubeconfig.display().to_string();
         let out = listwatch(&[
             "conformance",
@@ -213,12 +214,7 @@ mod with_apiserver {
     /// each one line naming the server and what was wrong.
     #[test]
     fn refused_credentials_and_a_server_that_is_not_kubernetes_are_one_line_each() {
-        let etcd =
-            EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), Duration::from_secs(20))
-                .expect("etcd starts (scripts/install-etcd v3.6.16)");
-        let (_, binary) = sample::binary().expect("scripts/build-sample-apiserver");
-        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", None, Duration::from_secs(60))
-            .expect("the sample-apiserver starts");
+        let (etcd, server) = sample_server("");
         let dir = std::env::temp_dir().join(format!("listwatch-http-token-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a directory");
         let token = dir.join("token");

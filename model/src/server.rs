@@ -69,6 +69,9 @@ pub struct ApiServer {
     /// The `WatchList` gate (A12): the release's default ([`ApiServerRelease::watch_list`]) unless set
     /// ([`Self::with_watch_list`]), as for a server over HTTP found to refuse streaming lists.
     watch_list: bool,
+    /// Whether a LIST with `limit` is paged (A13); kube-apiserver's always is, but the contract lets a
+    /// server ignore `limit` and serve the whole list (`ListOptions.limit`).
+    pagination: bool,
 }
 
 impl ApiServer {
@@ -91,6 +94,7 @@ impl ApiServer {
             progress_requests: true,
             release: ApiServerRelease::NEWEST,
             watch_list: ApiServerRelease::NEWEST.watch_list(),
+            pagination: true,
         }
     }
 
@@ -104,6 +108,12 @@ impl ApiServer {
     /// are refused with 422 and a WATCH from "0" is not made one.
     pub fn with_watch_list(self, on: bool) -> Self {
         ApiServer { watch_list: on, ..self }
+    }
+
+    /// A server that pages LISTs with `limit`, or ignores `limit` and serves them whole (A13; a
+    /// server over HTTP found not to page).
+    pub fn with_pagination(self, on: bool) -> Self {
+        ApiServer { pagination: on, ..self }
     }
 
     /// Over an etcd that answers progress requests or not (E7): without them every streaming list is
@@ -164,6 +174,7 @@ impl ApiServer {
             progress_requests,
             release,
             watch_list,
+            pagination,
         } = self;
         (
             cache,
@@ -177,6 +188,7 @@ impl ApiServer {
             progress_requests,
             release,
             watch_list,
+            pagination,
         )
             .hash(state);
     }
@@ -268,7 +280,8 @@ impl ApiServer {
         cont: Option<Continue>,
         store: &Store,
     ) -> Outbox {
-        if (rv == ListRv::Any || self.lagging_consistent(rv)) && cont.is_none() {
+        if (rv == ListRv::Any || self.lagging_consistent(rv) || !self.pagination) && cont.is_none() {
+            // A13: a server that does not paginate ([`Self::with_pagination`]) serves it whole too.
             return self.list(client, rv, store);
         }
         if cont.is_some() && rv != ListRv::Consistent {
@@ -626,7 +639,8 @@ impl ApiServer {
             .with_resilient_init(resilient_init)
             .with_progress_requests(progress_requests)
             .with_release(self.release)
-            .with_watch_list(self.watch_list);
+            .with_watch_list(self.watch_list)
+            .with_pagination(self.pagination);
         self.initializing = resilient_init;
     }
 }

@@ -584,3 +584,26 @@ fn a3_a12_the_handler_serves_a_watch_from_now_with_bookmarks_as_a_streaming_list
         assert_eq!(errs, streams, "{release} over an etcd without progress requests: {refused:?}");
     }
 }
+
+/// A12, A13 for a server over HTTP that lacks a feature the contract lets it lack: with the WatchList
+/// gate off a streaming list is refused with 422 and a WATCH from now stays a plain one; without
+/// pagination a LIST with `limit` is served whole, with no continue token.
+#[test]
+fn a12_a13_a_server_may_lack_streaming_lists_and_pagination() {
+    use listwatch_model::Request;
+    let (mut store, server) = setup(8, Flaws::NONE);
+    let mut server = server.with_watch_list(false).with_pagination(false);
+    store.put(Prefix::Watched, A);
+    store.put(Prefix::Watched, B);
+    catch_up(&mut server, &mut store);
+    let refused = server.watch_list(C, ListRv::Consistent, true, &store);
+    assert_eq!(refused, vec![(C, Message::WatchRefused(ApiError::Invalid))]);
+    let watch = Request::Watch { from: WatchFrom::Now, timeout_secs: 0, bookmarks: true };
+    let plain = events(&server.serve(ClientId(1), watch, &store));
+    assert!(plain.iter().all(|e| matches!(e, WatchEvent::Added(_))) && plain.len() == 2, "{plain:?}");
+    let page = server.list_page(ClientId(2), ListRv::Consistent, 1, None, &store);
+    match page.as_slice() {
+        [(_, Message::List(Ok(list)))] => assert!(list.items.len() == 2 && list.cont.is_none(), "{list:?}"),
+        other => panic!("a whole list: {other:?}"),
+    }
+}

@@ -86,7 +86,8 @@ impl ModelServer {
         let server = ApiServer::start(ServerId(0), &mut store, WINDOW, Flaws::NONE)
             .with_progress_requests(setup.progress_requests)
             .with_release(setup.release)
-            .with_watch_list(setup.watch_list);
+            .with_watch_list(setup.watch_list)
+            .with_pagination(setup.pagination);
         ModelServer { store, server, setup, token: None, held: false }
     }
 
@@ -214,8 +215,6 @@ impl ModelServer {
                 let lags =
                     rv == Rv::Consistent && limit.is_none() && self.setup.plant == Plant::ConsistentReadLags;
                 let out = match limit {
-                    // A13: a server may ignore `limit` and serve the whole list.
-                    Some(_) if !self.setup.pagination => self.server.list(LISTER, list_rv(rv), &self.store),
                     Some(limit) => self.server.list_page(LISTER, list_rv(rv), limit, None, &self.store),
                     None if lags => self.server.list(LISTER, ListRv::Any, &self.store),
                     None => self.server.list(LISTER, list_rv(rv), &self.store),
