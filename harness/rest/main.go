@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"syscall"
 	"time"
 )
@@ -86,11 +87,14 @@ func main() {
 	var f flags
 	f.bind(flag.CommandLine)
 	flag.Parse()
-	// Die with the parent, and exit when stdin closes: no driver outlives its run.
+	// Die with the parent, and exit when stdin closes: no driver outlives its run. Ctrl-C reaches the
+	// whole process group; the driver leaves it to listwatch, which closes stdin once it has stopped,
+	// so that the driver still deletes what the run wrote on the server.
 	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0)
 	if os.Getppid() == 1 {
 		os.Exit(1)
 	}
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
 	d, err := newDriver(&f)
 	if err != nil {
 		fail("%v", err)
