@@ -55,6 +55,12 @@ type Env struct {
 	// false so that client-go recovers it. During such a run a panic that client-go recovers
 	// (utilruntime.HandleCrash) is expected rather than an error of the client's.
 	PanicOnce bool
+	// Resync is the resync period the configuration asks for (`,resync=30s`; 0: none): code that
+	// builds an informer passes it on (the resync period of cache.NewSharedIndexInformer, or of
+	// AddEventHandlerWithResyncPeriod). With it set, an update whose old and new objects are the
+	// same (a resync's, or a relist's of an unchanged object) may come at any time: listwatch takes
+	// it with the step it came in, and needs no timer for it.
+	Resync time.Duration
 
 	s *session
 }

@@ -36,6 +36,9 @@ type Campaign struct {
 	Waiters int
 	// Timeout is the client's rest.Config.Timeout (default none, as client-go's).
 	Timeout time.Duration
+	// Resync is the resync period the campaign asks of the code ([Env.Resync]; default none), in
+	// whole seconds.
+	Resync time.Duration
 	// Out is where shrunk failures are written: $LISTWATCH_OUT, or a directory under os.TempDir().
 	Out string
 }
@@ -108,6 +111,9 @@ func Simulate(test string, c Campaign) ([]Failure, error) {
 	}
 	if c.Timeout > 0 {
 		spec += fmt.Sprintf(",timeout=%ds", int(c.Timeout.Round(time.Second)/time.Second))
+	}
+	if c.Resync > 0 {
+		spec += fmt.Sprintf(",resync=%ds", int(c.Resync.Round(time.Second)/time.Second))
 	}
 	out := c.Out
 	if out == "" {

@@ -23,6 +23,7 @@ type command struct {
 	Waiters    int     `json:"waiters"`
 	PageSize   int     `json:"page_size"`
 	TimeoutMs  uint64  `json:"timeout_ms"`
+	ResyncMs   uint64  `json:"resync_ms"`
 	Mode       string  `json:"mode"`
 	Status     int     `json:"status"`
 	Body       string  `json:"body"`

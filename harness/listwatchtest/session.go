@@ -39,7 +39,10 @@ type effect struct {
 	Send   *sendEffect   `json:"send,omitempty"`
 	Cancel *struct{}     `json:"cancel,omitempty"`
 	Notify *notifyEffect `json:"notify,omitempty"`
-	key    string        // namespace/name of a notification, for sorting delete-unknown runs
+	key    string        // namespace/name of a notification, for sorting runs (see takeEffects)
+	// sync: an update whose old and new objects are the same, with a resync period set: a resync's
+	// (or a relist's of an unchanged object), which no timer the harness knows of need explain.
+	sync bool
 }
 
 type timerJSON struct {
@@ -118,6 +121,9 @@ type session struct {
 	timer     *deadline // the timer reported while a request was open
 	probed    *probe    // what a probe found, until the next fire
 	retries   listenerSleeps
+	// resyncs: the run has a resync period (Env.Resync), so sync updates come on a timer of the
+	// informer's own.
+	resyncs bool
 }
 
 // effect logs e. Called with s.mu held.
@@ -154,8 +160,14 @@ func (s *session) notify(kind string, obj, old any) {
 		n.Old, _ = objectJSON(old)
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resyncs && kind == "update" && bytes.Equal(n.Old, n.Object) {
+		// A resync: its timer is the reflector's (resyncPeriod), which the harness is never told of;
+		// it is no activity that a timer must explain, and it is taken with the step it fell in.
+		s.effects = append(s.effects, effect{Notify: n, key: key, sync: true})
+		return
+	}
 	s.effect(effect{Notify: n}, key)
-	s.mu.Unlock()
 }
 
 // begin builds the client's config inside the bubble and starts the client.
@@ -180,8 +192,10 @@ func (s *session) begin(c command, client Client) error {
 	s.cancel = cancel
 	env := &Env{
 		Config: cfg, Context: ctx, Stop: s.stop, Namespace: "default", Waiters: c.Waiters,
-		Mode: c.Mode, PageSize: c.PageSize, Transform: c.Transform, PanicOnce: c.PanicOnce, s: s,
+		Mode: c.Mode, PageSize: c.PageSize, Transform: c.Transform, PanicOnce: c.PanicOnce,
+		Resync: time.Duration(c.ResyncMs) * time.Millisecond, s: s,
 	}
+	s.resyncs = env.Resync > 0
 	if err := client(env); err != nil {
 		return err
 	}
@@ -208,15 +222,23 @@ func (s *session) shutdown() {
 }
 
 // takeEffects returns the effects since the last call, with each run of consecutive delete-unknown
-// notifications sorted by key (a relist's deletes come out of a map).
+// notifications, and each run of sync updates, sorted by key: a relist's deletes come out of a map,
+// and a resync queues the keys of its store's map (DeltaFIFO.Resync's ListKeys).
 func (s *session) takeEffects() []effect {
 	s.mu.Lock()
 	e := s.effects
 	s.effects = nil
 	s.mu.Unlock()
+	sortRuns(e, func(x effect) bool { return x.Notify != nil && x.Notify.Kind == "delete-unknown" })
+	sortRuns(e, func(x effect) bool { return x.sync })
+	return e
+}
+
+// sortRuns sorts each run of consecutive effects that are in by key.
+func sortRuns(e []effect, in func(effect) bool) {
 	for i := 0; i < len(e); {
 		j := i
-		for j < len(e) && e[j].Notify != nil && e[j].Notify.Kind == "delete-unknown" {
+		for j < len(e) && in(e[j]) {
 			j++
 		}
 		if j > i {
@@ -227,7 +249,6 @@ func (s *session) takeEffects() []effect {
 			i++
 		}
 	}
-	return e
 }
 
 func (s *session) snapshot() state {

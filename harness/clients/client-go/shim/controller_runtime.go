@@ -64,9 +64,10 @@ func runControllerRuntime(env *listwatchtest.Env) error {
 	// under test here.
 	mapper := meta.NewDefaultRESTMapper([]schema.GroupVersion{corev1.SchemeGroupVersion})
 	mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), meta.RESTScopeNamespace)
-	// SyncPeriod: the informer's resync timer cannot be reported to the harness (no informer takes a
-	// clock), so none, where a manager's default is 10 h (resyncPeriod is 0 from client-go v0.35).
-	period := resyncPeriod
+	// SyncPeriod: the configuration's (`,resync=`; controller-runtime adds its ±10% jitter from
+	// math/rand, which the session seeds), or none, where a manager's default is 10 h: a period no
+	// run reaches changes nothing observable.
+	period := resyncPeriod(env)
 	c, err := crcache.New(env.Config, crcache.Options{Scheme: clientgoscheme.Scheme, Mapper: mapper, SyncPeriod: &period})
 	if err != nil {
 		return fmt.Errorf("controller-runtime's cache.New: %w", err)

@@ -206,7 +206,7 @@ func runFifo(env *listwatchtest.Env) error {
 		Queue:            q,
 		ListerWatcher:    lw,
 		ObjectType:       &corev1.ConfigMap{},
-		FullResyncPeriod: resyncPeriod,
+		FullResyncPeriod: resyncPeriod(env),
 		Process:          processFunc(consume),
 	})
 	v := &fifoView{Controller: ctrl, indexer: indexer, queue: q}

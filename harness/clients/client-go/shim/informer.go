@@ -31,7 +31,7 @@ func runIndexerInformer(env *listwatchtest.Env) error {
 	if err != nil {
 		return err
 	}
-	indexer, controller := cache.NewIndexerInformer(lw, &corev1.ConfigMap{}, resyncPeriod, env.Handler(), cache.Indexers{})
+	indexer, controller := cache.NewIndexerInformer(lw, &corev1.ConfigMap{}, resyncPeriod(env), env.Handler(), cache.Indexers{})
 	env.Show(&indexerInformer{indexer: indexer, controller: controller})
 	go controller.Run(env.Stop)
 	env.StartWaiters(env.WaitForCacheSync(controller.HasSynced))
@@ -46,7 +46,7 @@ func runStoreInformer(env *listwatchtest.Env) error {
 	if err != nil {
 		return err
 	}
-	store, controller := cache.NewInformer(lw, &corev1.ConfigMap{}, resyncPeriod, env.Handler())
+	store, controller := cache.NewInformer(lw, &corev1.ConfigMap{}, resyncPeriod(env), env.Handler())
 	env.Show(listwatchtest.StoreView(store, controller.LastSyncResourceVersion, controller.HasSynced))
 	go controller.Run(env.Stop)
 	env.StartWaiters(env.WaitForCacheSync(controller.HasSynced))

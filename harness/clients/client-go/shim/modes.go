@@ -111,7 +111,7 @@ func runInformer(env *listwatchtest.Env) error {
 	if err != nil {
 		return err
 	}
-	informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resyncPeriod, cache.Indexers{})
+	informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resyncPeriod(env), cache.Indexers{})
 	env.Show(informer)
 	if env.Transform {
 		if err := setTransform(informer, strictTransform); err != nil {

@@ -795,3 +795,32 @@ func TestPanicHandler(t *testing.T) {
 		expect(t, len(r.Ready) == 1 && !r.Ready[0], "the registration never synced", r)
 	}
 }
+
+// TestResync: with a resync period, the informer tells its handler of every cached object again, as
+// an update from the object to itself, once the period has passed on its own clock. The harness is
+// told of no timer for it: the updates come with the step in which the period ran out, in key order,
+// and halt nothing.
+func TestResync(t *testing.T) {
+	p := spawn(t, false)
+	c := start(1, 1)
+	c["resync_ms"] = 30000
+	p.do(c)
+	r := p.do(list(5, "", cm("b", 3, 3, 1), cm("a", 2, 2, 1)))
+	r = p.do(fire(r))
+	expect(t, r.Ready[0] && r.Timer == nil, "ready, watching, no timer reported for the resync", r)
+	r = p.do(cmdOnly("open"))
+	r = p.do(m{"cmd": "advance", "ms": 29000})
+	expect(t, len(r.Effects) == 0, "no resync before the period", r)
+	r = p.do(m{"cmd": "advance", "ms": 2000})
+	expect(t, count(kinds(r), "update") == 2 && len(r.Effects) == 2, "a resync updates each object", r)
+	for i, name := range []string{"a", "b"} {
+		n := r.Effects[i].Notify
+		expect(t, bytes.Equal(n.Old, n.Object) && bytes.Contains(n.Object, []byte(`"name":"`+name+`"`)),
+			"from the object to itself, in key order", r)
+	}
+	expect(t, len(r.Cache) == 2 && r.RV == "5", "the cache and RV stay", r)
+	r = p.do(event("MODIFIED", cm("a", 2, 6, 2)))
+	expect(t, count(kinds(r), "update") == 1 && r.RV == "6", "a watch event is told as before", r)
+	r = p.do(m{"cmd": "advance", "ms": 30000})
+	expect(t, count(kinds(r), "update") == 2, "the next period resyncs again", r)
+}

@@ -32,7 +32,7 @@ func runReflector(env *listwatchtest.Env) error {
 		return err
 	}
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
-	r := cache.NewReflector(lw, &corev1.ConfigMap{}, store, resyncPeriod)
+	r := cache.NewReflector(lw, &corev1.ConfigMap{}, store, resyncPeriod(env))
 	env.Show(&bareReflector{reflector: r, store: store})
 	go r.Run(env.Stop)
 	return nil

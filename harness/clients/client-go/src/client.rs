@@ -277,6 +277,7 @@ impl Client for ClientGoClient {
             "waiters": if retry || self.config.lists == crate::config::Lists::Reflector { 0 } else { self.config.waiters },
             "page_size": self.config.shim_page_size(),
             "timeout_ms": self.config.timeout_secs.map_or(0, |t| u64::from(t) * 1000),
+            "resync_ms": self.config.resync_secs.map_or(0, |t| u64::from(t) * 1000),
         });
         // Only when asked for: a program built before the option knew nothing of it.
         if self.config.transform {

@@ -10,10 +10,14 @@ pub const PINNED: &str = "v0.37.2";
 pub const WAITERS: usize = 3;
 
 /// What a configuration's spec may add to its name, with what each does (`listwatch clients`).
-pub const OPTIONS: [(&str, &str); 5] = [
+pub const OPTIONS: [(&str, &str); 6] = [
     ("@vX.Y.Z", "that release's program (scripts/build-client-go vX.Y.Z builds it)"),
     (",waiters=N", "N tasks (1 to 16) call WaitForCacheSync from the start; 3 by default"),
     (",timeout=Ns", "rest.Config.Timeout, the HTTP client's timeout, 1 to 3600 s; none by default"),
+    (
+        ",resync=Ns",
+        "the informer's resync period, 1 to 3600 s (the informer configurations and controller-runtime's SyncPeriod); none by default",
+    ),
     (",transform", "SetTransform with a strict transform (the SharedIndexInformer configurations, v0.24 on)"),
     (
         ",panic-handler",
@@ -90,6 +94,22 @@ impl Lists {
         matches!(self, Lists::Defaults | Lists::ListWatch | Lists::WatchList | Lists::Paged)
     }
 
+    /// The configurations whose informer (or DeltaFIFO controller) takes a resync period: every one
+    /// with a store that resyncs into handlers (not the bare Reflector, whose `Store.Resync` does
+    /// nothing, nor the watch tools, which fix it at 0). A Go user's code is given the period and
+    /// uses it as it sees fit.
+    pub fn resyncs(self) -> bool {
+        self.is_shared_informer()
+            || matches!(
+                self,
+                Lists::Fifo
+                    | Lists::IndexerInformer
+                    | Lists::StoreInformer
+                    | Lists::ControllerRuntime
+                    | Lists::Go
+            )
+    }
+
     /// The properties a configuration cannot be judged by, each with why.
     pub fn not_judged(self) -> &'static [(&'static str, &'static str)] {
         match self {
@@ -119,6 +139,11 @@ pub struct ClientGo {
     /// `rest.Config.Timeout`, the HTTP client's timeout, in seconds (`,timeout=30s`); none by default.
     /// It bounds every request, a watch's too: the harness fires it as a timer of the client's.
     pub timeout_secs: Option<u32>,
+    /// The informer's resync period in seconds (`,resync=30s`): the `defaultEventHandlerResyncPeriod`
+    /// of the SharedIndexInformer, the `resyncPeriod` of `NewInformer`/`NewIndexerInformer`, the
+    /// controller's `FullResyncPeriod`, controller-runtime's `SyncPeriod`; none by default. A resync
+    /// tells the handler of every cached object again, as an update from the object to itself.
+    pub resync_secs: Option<u32>,
     /// `,transform`: the informer's `SetTransform` gets a transform that drops `managedFields` from a
     /// copy, marks it, and refuses an object it already transformed (client-go documents one
     /// transform per object for default informers). SharedIndexInformer configurations, v0.24 on.
@@ -155,6 +180,7 @@ impl ClientGo {
             page_size: None,
             binary: binary(PINNED),
             timeout_secs: None,
+            resync_secs: None,
             transform: false,
             panic_handler: false,
             go: None,
@@ -248,7 +274,17 @@ impl ClientGo {
         for option in parts {
             match option.split_once('=') {
                 Some(("waiters", n)) => config.waiters = waiters_option(spec, n)?,
-                Some(("timeout", t)) => config.timeout_secs = Some(timeout_option(spec, t)?),
+                Some(("timeout", t)) => config.timeout_secs = Some(seconds_option(spec, "timeout", t)?),
+                Some(("resync", t)) => {
+                    if !config.lists.resyncs() {
+                        return Err(format!(
+                            "{spec:?}: resync is for the configurations with an informer or a DeltaFIFO \
+                             (the SharedIndexInformer ones, client-go-fifo, client-go-indexer-informer, \
+                             client-go-store-informer, controller-runtime)"
+                        ));
+                    }
+                    config.resync_secs = Some(seconds_option(spec, "resync", t)?);
+                }
                 None if option == "transform" => {
                     config.informer_option(spec, option, 24, "SetTransform")?;
                     config.transform = true;
@@ -315,6 +351,9 @@ impl ClientGo {
         }
         if let Some(t) = self.timeout_secs {
             s.push_str(&format!(",timeout={t}s"));
+        }
+        if let Some(t) = self.resync_secs {
+            s.push_str(&format!(",resync={t}s"));
         }
         if self.transform {
             s.push_str(",transform");
@@ -450,12 +489,12 @@ pub fn waiters_option(spec: &str, n: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("{spec:?}: waiters must be a number from 1 to 16"))
 }
 
-/// The value of a spec's `timeout=Ns` option: seconds from 1 to 3600.
-pub fn timeout_option(spec: &str, t: &str) -> Result<u32, String> {
+/// The value of a spec's `NAME=Ns` option (`timeout`, `resync`): seconds from 1 to 3600.
+pub fn seconds_option(spec: &str, name: &str, t: &str) -> Result<u32, String> {
     t.strip_suffix('s')
         .and_then(|n| n.parse().ok())
         .filter(|n| (1..=3600).contains(n))
-        .ok_or_else(|| format!("{spec:?}: timeout must be seconds from 1 to 3600, like 30s"))
+        .ok_or_else(|| format!("{spec:?}: {name} must be seconds from 1 to 3600, like 30s"))
 }
 
 /// The built Go program of a release.
@@ -496,7 +535,10 @@ mod tests {
         let old = ClientGo::parse("client-go@v0.23.17,transform").unwrap_err();
         assert!(old.contains("v0.24 or later"), "{old}");
         let unknown = ClientGo::parse("client-go,transfrom").unwrap_err();
-        assert!(unknown.contains("known: waiters=N, timeout=Ns, transform, panic-handler"), "{unknown}");
+        assert!(
+            unknown.contains("known: waiters=N, timeout=Ns, resync=Ns, transform, panic-handler"),
+            "{unknown}"
+        );
         let spec = ClientGo { transform: true, ..ClientGo::all_named().remove(0) }.spec();
         assert_eq!(spec, "client-go,transform");
         assert_eq!(Lists::Reflector.not_judged().len(), 2);
@@ -514,6 +556,25 @@ mod tests {
         assert!(streams.contains("an informer that LISTs"), "{streams}");
         let c = ClientGo { panic_handler: true, transform: true, ..ClientGo::all_named().remove(1) };
         assert_eq!(c.spec(), "client-go-no-watchlist,transform,panic-handler");
+    }
+
+    /// `,resync=` is for the configurations whose store resyncs into handlers; it spells itself back.
+    #[test]
+    fn resync_is_for_informers_and_their_controllers() {
+        let bare = ClientGo::parse("client-go-reflector,resync=30s").unwrap_err();
+        assert!(bare.contains("resync is for the configurations with an informer"), "{bare}");
+        let watcher = ClientGo::parse("client-go-retrywatcher,resync=30s").unwrap_err();
+        assert!(watcher.contains("resync is for"), "{watcher}");
+        let zero = ClientGo::parse("client-go,resync=0s").unwrap_err();
+        assert!(zero.contains("resync must be seconds from 1 to 3600"), "{zero}");
+        let c = ClientGo { resync_secs: Some(30), timeout_secs: Some(5), ..ClientGo::all_named().remove(4) };
+        assert_eq!(c.spec(), "client-go-fifo,timeout=5s,resync=30s");
+        assert!([Lists::Defaults, Lists::Fifo, Lists::StoreInformer, Lists::ControllerRuntime, Lists::Go]
+            .iter()
+            .all(|l| l.resyncs()));
+        assert!(![Lists::Reflector, Lists::RetryWatcher, Lists::InformerWatcher, Lists::ListWatchUntil]
+            .iter()
+            .any(|l| l.resyncs()));
     }
 
     /// A configuration the release cannot run is refused with the reason, before any program is

@@ -1,4 +1,4 @@
-//! A Go user's own client: `go:DIR,test=NAME[,waiters=N][,timeout=Ns]` names a test in the Go package
+//! A Go user's own client: `go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns]` names a test in the Go package
 //! at DIR that registers its code with the `listwatchtest` package (`harness/listwatchtest`). The
 //! package's test binary serves listwatch's protocol for that test, as the client-go shim does for
 //! its modes: the same processes, bubbles and replies. The binary is the one `LISTWATCH_GO_TEST_BINARY`
@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::config::{timeout_option, waiters_option, ClientGo, GoTest, Lists, WAITERS};
+use crate::config::{seconds_option, waiters_option, ClientGo, GoTest, Lists, WAITERS};
 
 /// The spec [`parse`] reads.
-const USAGE: &str = "go:DIR,test=NAME[,waiters=N][,timeout=Ns]";
+const USAGE: &str = "go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns]";
 
 /// The configuration a `go:` spec names, its test binary built.
 pub fn parse(spec: &str) -> Result<ClientGo, String> {
@@ -29,6 +29,7 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
         page_size: None,
         binary: PathBuf::new(),
         timeout_secs: None,
+        resync_secs: None,
         transform: false,
         panic_handler: false,
         go: None,
@@ -40,7 +41,8 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
                 test = Some(name.to_string());
             }
             Some(("waiters", n)) => config.waiters = waiters_option(spec, n)?,
-            Some(("timeout", t)) => config.timeout_secs = Some(timeout_option(spec, t)?),
+            Some(("timeout", t)) => config.timeout_secs = Some(seconds_option(spec, "timeout", t)?),
+            Some(("resync", t)) => config.resync_secs = Some(seconds_option(spec, "resync", t)?),
             _ => {
                 return Err(format!(
                     "{spec:?}: unknown option {option:?} (expected {USAGE}; test names the Go test that calls listwatchtest.Run)"
@@ -65,6 +67,9 @@ pub fn spec(config: &ClientGo, go: &GoTest) -> String {
     }
     if let Some(t) = config.timeout_secs {
         s.push_str(&format!(",timeout={t}s"));
+    }
+    if let Some(t) = config.resync_secs {
+        s.push_str(&format!(",resync={t}s"));
     }
     s
 }
