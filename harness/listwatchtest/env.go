@@ -61,6 +61,9 @@ type Env struct {
 	// same (a resync's, or a relist's of an unchanged object) may come at any time: listwatch takes
 	// it with the step it came in, and needs no timer for it.
 	Resync time.Duration
+	// Handlers is how many handlers the configuration asks for (`,handlers=N`; 1 by default): code
+	// that offers several gives the k-th (from 0) HandlerFor(k), and each is judged on its own.
+	Handlers int
 
 	s *session
 }
@@ -94,24 +97,35 @@ func (v *storeView) GetStore() cache.Store { return v.store }
 
 // Handler is an event handler whose calls are the notifications listwatch judges: add it to the
 // informer the code runs (informer.AddEventHandler(env.Handler())), or call it from the code's own.
-func (e *Env) Handler() cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{AddFunc: e.Added, UpdateFunc: e.Updated, DeleteFunc: e.Deleted}
+// It is HandlerFor(0).
+func (e *Env) Handler() cache.ResourceEventHandlerFuncs { return e.HandlerFor(0) }
+
+// HandlerFor is the k-th handler (from 0) of code with several (see Handlers): its notifications
+// are judged apart from the others', since an informer gives each handler its own queue.
+func (e *Env) HandlerFor(k int) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { e.s.notify(k, "add", obj, nil) },
+		UpdateFunc: func(old, obj interface{}) { e.s.notify(k, "update", obj, old) },
+		DeleteFunc: func(obj interface{}) { e.deleted(k, obj) },
+	}
 }
 
 // Added notifies listwatch that the code's handler was told obj was added.
-func (e *Env) Added(obj interface{}) { e.s.notify("add", obj, nil) }
+func (e *Env) Added(obj interface{}) { e.s.notify(0, "add", obj, nil) }
 
 // Updated notifies listwatch that the code's handler was told old became obj.
-func (e *Env) Updated(old, obj interface{}) { e.s.notify("update", obj, old) }
+func (e *Env) Updated(old, obj interface{}) { e.s.notify(0, "update", obj, old) }
 
 // Deleted notifies listwatch that the code's handler was told obj was deleted; a
 // cache.DeletedFinalStateUnknown is a delete whose final state is unknown.
-func (e *Env) Deleted(obj interface{}) {
+func (e *Env) Deleted(obj interface{}) { e.deleted(0, obj) }
+
+func (e *Env) deleted(k int, obj interface{}) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		e.s.notify("delete-unknown", d.Obj, nil)
+		e.s.notify(k, "delete-unknown", d.Obj, nil)
 		return
 	}
-	e.s.notify("delete", obj, nil)
+	e.s.notify(k, "delete", obj, nil)
 }
 
 // StartWaiters starts env.Waiters goroutines that each call wait, as a controller's workers call

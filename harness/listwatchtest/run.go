@@ -39,6 +39,8 @@ type Campaign struct {
 	// Resync is the resync period the campaign asks of the code ([Env.Resync]; default none), in
 	// whole seconds.
 	Resync time.Duration
+	// Handlers is how many handlers the campaign asks of the code ([Env.Handlers]; default 1).
+	Handlers int
 	// Out is where shrunk failures are written: $LISTWATCH_OUT, or a directory under os.TempDir().
 	Out string
 }
@@ -105,16 +107,7 @@ func Simulate(test string, c Campaign) ([]Failure, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listwatchtest: the package directory: %v", err)
 	}
-	spec := "go:" + dir + ",test=" + test
-	if c.Waiters > 0 {
-		spec += ",waiters=" + strconv.Itoa(c.Waiters)
-	}
-	if c.Timeout > 0 {
-		spec += fmt.Sprintf(",timeout=%ds", int(c.Timeout.Round(time.Second)/time.Second))
-	}
-	if c.Resync > 0 {
-		spec += fmt.Sprintf(",resync=%ds", int(c.Resync.Round(time.Second)/time.Second))
-	}
+	spec := c.clientSpec(dir, test)
 	out := c.Out
 	if out == "" {
 		out = os.Getenv("LISTWATCH_OUT")
@@ -174,4 +167,22 @@ func listwatchBinary() (string, error) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// clientSpec is the `--client` that names test in the package at dir with the campaign's options.
+func (c Campaign) clientSpec(dir, test string) string {
+	spec := "go:" + dir + ",test=" + test
+	if c.Waiters > 0 {
+		spec += ",waiters=" + strconv.Itoa(c.Waiters)
+	}
+	if c.Timeout > 0 {
+		spec += fmt.Sprintf(",timeout=%ds", int(c.Timeout.Round(time.Second)/time.Second))
+	}
+	if c.Resync > 0 {
+		spec += fmt.Sprintf(",resync=%ds", int(c.Resync.Round(time.Second)/time.Second))
+	}
+	if c.Handlers > 1 {
+		spec += fmt.Sprintf(",handlers=%d", c.Handlers)
+	}
+	return spec
 }

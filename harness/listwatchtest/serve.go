@@ -24,6 +24,7 @@ type command struct {
 	PageSize   int     `json:"page_size"`
 	TimeoutMs  uint64  `json:"timeout_ms"`
 	ResyncMs   uint64  `json:"resync_ms"`
+	Handlers   int     `json:"handlers"`
 	Mode       string  `json:"mode"`
 	Status     int     `json:"status"`
 	Body       string  `json:"body"`

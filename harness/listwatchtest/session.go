@@ -30,9 +30,11 @@ type sendEffect struct {
 }
 
 type notifyEffect struct {
-	Kind   string          `json:"kind"`
-	Object json.RawMessage `json:"object"`
-	Old    json.RawMessage `json:"old,omitempty"`
+	// Handler is which of the code's handlers was told (Env.HandlerFor); 0 is left out.
+	Handler int             `json:"handler,omitempty"`
+	Kind    string          `json:"kind"`
+	Object  json.RawMessage `json:"object"`
+	Old     json.RawMessage `json:"old,omitempty"`
 }
 
 type effect struct {
@@ -153,9 +155,9 @@ func objectJSON(obj any) (json.RawMessage, string) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), key
 }
 
-func (s *session) notify(kind string, obj, old any) {
+func (s *session) notify(handler int, kind string, obj, old any) {
 	o, key := objectJSON(obj)
-	n := &notifyEffect{Kind: kind, Object: o}
+	n := &notifyEffect{Handler: handler, Kind: kind, Object: o}
 	if old != nil {
 		n.Old, _ = objectJSON(old)
 	}
@@ -193,7 +195,7 @@ func (s *session) begin(c command, client Client) error {
 	env := &Env{
 		Config: cfg, Context: ctx, Stop: s.stop, Namespace: "default", Waiters: c.Waiters,
 		Mode: c.Mode, PageSize: c.PageSize, Transform: c.Transform, PanicOnce: c.PanicOnce,
-		Resync: time.Duration(c.ResyncMs) * time.Millisecond, s: s,
+		Resync: time.Duration(c.ResyncMs) * time.Millisecond, Handlers: max(c.Handlers, 1), s: s,
 	}
 	s.resyncs = env.Resync > 0
 	if err := client(env); err != nil {
@@ -221,20 +223,31 @@ func (s *session) shutdown() {
 	s.waiting.Wait()
 }
 
-// takeEffects returns the effects since the last call, with each run of consecutive delete-unknown
-// notifications, and each run of sync updates, sorted by key: a relist's deletes come out of a map,
-// and a resync queues the keys of its store's map (DeltaFIFO.Resync's ListKeys).
+// takeEffects returns the effects since the last call: the notifications of handlers after the
+// first moved after the rest, handler by handler (each handler runs on a goroutine of its own, so how
+// they interleave is the scheduler's), and each run of consecutive delete-unknown notifications, and
+// each run of sync updates, sorted by key: a relist's deletes come out of a map, and a resync queues
+// the keys of its store's map (DeltaFIFO.Resync's ListKeys).
 func (s *session) takeEffects() []effect {
 	s.mu.Lock()
 	e := s.effects
 	s.effects = nil
 	s.mu.Unlock()
+	sort.SliceStable(e, func(a, b int) bool { return e[a].handler() < e[b].handler() })
 	sortRuns(e, func(x effect) bool { return x.Notify != nil && x.Notify.Kind == "delete-unknown" })
 	sortRuns(e, func(x effect) bool { return x.sync })
 	return e
 }
 
-// sortRuns sorts each run of consecutive effects that are in by key.
+// handler is which handler an effect's notification told; 0 for every other effect.
+func (e effect) handler() int {
+	if e.Notify == nil {
+		return 0
+	}
+	return e.Notify.Handler
+}
+
+// sortRuns sorts each run of consecutive effects that are in by handler, then key.
 func sortRuns(e []effect, in func(effect) bool) {
 	for i := 0; i < len(e); {
 		j := i
@@ -243,7 +256,12 @@ func sortRuns(e []effect, in func(effect) bool) {
 		}
 		if j > i {
 			run := e[i:j]
-			sort.SliceStable(run, func(a, b int) bool { return run[a].key < run[b].key })
+			sort.SliceStable(run, func(a, b int) bool {
+				if run[a].handler() != run[b].handler() {
+					return run[a].handler() < run[b].handler()
+				}
+				return run[a].key < run[b].key
+			})
 			i = j
 		} else {
 			i++

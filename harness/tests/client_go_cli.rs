@@ -59,13 +59,16 @@ fn clients_lists_the_options() {
     let out = listwatch(&["clients"]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
-    for option in [",waiters=N", ",timeout=Ns", ",resync=Ns", ",transform", ",panic-handler"] {
+    for option in [",waiters=N", ",timeout=Ns", ",resync=Ns", ",handlers=N", ",transform", ",panic-handler"] {
         assert!(text.lines().any(|l| l.trim_start().starts_with(option)), "{option}: {text}");
     }
     let unknown = listwatch(&["simulate", "--client", "client-go,nope", "--seeds", "1"]);
     assert_eq!(unknown.status.code(), Some(2));
     let err = String::from_utf8_lossy(&unknown.stderr);
-    assert!(err.contains("known: waiters=N, timeout=Ns, resync=Ns, transform, panic-handler"), "{err}");
+    assert!(
+        err.contains("known: waiters=N, timeout=Ns, resync=Ns, handlers=N, transform, panic-handler"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -64,6 +64,7 @@ fn shown(rv: u32, synced: bool) -> Shown {
         connected: true,
         scheduled: false,
         queued: false,
+        handlers: 1,
         cache: Vec::new(),
     }
 }
@@ -145,4 +146,33 @@ fn a_list_loop_answered_past_a_claim_never_made_still_breaks_the_request_rate_bo
     let (_, violation) = judge_frames(&frames).expect("the loop is caught");
     assert_eq!(violation.property, Property::Backoff);
     assert!(violation.detail.contains("without its RV moving"), "{violation}");
+}
+
+/// A client with two handlers is judged handler by handler: the second handler told nothing of an
+/// object the cache holds breaks `notifications-match-cache`, naming that handler; told it, it holds.
+#[test]
+fn a_second_handler_left_untold_breaks_notifications_match_cache() {
+    use listwatch_model::{Key, Notification, Object, Uid};
+    const C: ClientId = ClientId(0);
+    let a = Object { key: Key(0), uid: Uid(Rev(1)), rv: Rev(1), version: 1 };
+    let env = Environment { quiet: false, settled: false, caught_up: true, faulty: false };
+    let shows = |cache: Vec<Object>| Shown { handlers: 2, cache, ..shown(1, false) };
+    let start = Frame {
+        seen: vec![Observed::Wrote { rev: Rev(1), key: a.key, deleted: false }],
+        environment: env,
+        clients: vec![Shown { handlers: 2, ..shown(0, false) }],
+    };
+    let told = |handlers: &[u8]| {
+        let seen = handlers
+            .iter()
+            .map(|&handler| Observed::Notified { client: C, handler, notification: Notification::Add(a) })
+            .collect();
+        vec![start.clone(), Frame { seen, environment: env, clients: vec![shows(vec![a])] }]
+    };
+    let (step, violation) = judge_frames(&told(&[0])).expect("handler #1 was never told");
+    assert_eq!((violation.property, step), (Property::NotificationsMatchCache, 1));
+    assert!(violation.detail.contains("handler #1 was told []"), "{violation}");
+    assert_eq!(judge_frames(&told(&[0, 1])), None);
+    let (_, violation) = judge_frames(&told(&[0, 1, 1])).expect("handler #1 told twice");
+    assert!(violation.detail.contains("handler #1: add"), "{violation}");
 }

@@ -51,8 +51,11 @@ pub enum Effect {
     Send(crate::api::Request),
     /// Close the current connection.
     Cancel,
-    /// The cache notified its handlers.
+    /// The cache notified its handler (the first, where it has several).
     Notify(Notification),
+    /// The cache notified another of its handlers (`handler` from 1): client-go's informer gives each
+    /// handler its own queue and goroutine, so each is told everything on its own.
+    NotifyAnother { handler: u8, notification: Notification },
 }
 
 /// A client under test.
@@ -69,6 +72,10 @@ pub trait Client: fmt::Debug {
     /// dead after `ms` (A9), or a server made its request wait `ms` (A12). A client whose clock is its
     /// own (a real library on a fake clock) moves it; the model reflector counts time by its timers only.
     fn elapse(&mut self, _ms: Millis) {}
+    /// How many handlers its cache notifies, each judged on its own (one for the model reflector).
+    fn handlers(&self) -> u8 {
+        1
+    }
     /// Whether any timer is armed.
     fn has_timer(&self) -> bool {
         self.next_timer().is_some()

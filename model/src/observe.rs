@@ -90,9 +90,11 @@ pub enum Observed {
     WaitEnded {
         client: ClientId,
     },
-    /// A client's cache notified its handlers.
+    /// A client's cache notified a handler: the first (0), or another where it has several.
     Notified {
         client: ClientId,
+        #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "crate::observe::is_first"))]
+        handler: u8,
         notification: Notification,
     },
     /// A user asked the client manager for a cluster's cache.
@@ -174,7 +176,12 @@ impl fmt::Display for Observed {
                 write!(f, "{client}: its request waited {after_ms} ms for a fresh cache, in vain")
             }
             Observed::WaitEnded { client } => write!(f, "{client}: the server's wait for a fresh cache ends"),
-            Observed::Notified { client, notification } => write!(f, "{client}: handler {notification}"),
+            Observed::Notified { client, handler: 0, notification } => {
+                write!(f, "{client}: handler {notification}")
+            }
+            Observed::Notified { client, handler, notification } => {
+                write!(f, "{client}: handler #{handler} {notification}")
+            }
             Observed::ManagerRequested { request, cluster } => write!(f, "{request}: asks for {cluster}"),
             Observed::ManagerTime { after_ms } => {
                 write!(f, "manager: {after_ms} ms pass with no request able to move")
@@ -225,6 +232,8 @@ pub struct ClientView<'a> {
     /// Whether what its reflector pushed still waits for its consumer ([`crate::Client::queued`]): the
     /// cache lags the RV it claims until the consumer pops it.
     pub queued: bool,
+    /// How many handlers its cache notifies ([`crate::Client::handlers`]), each judged on its own.
+    pub handlers: u8,
     pub cache: &'a Cache,
 }
 
@@ -233,4 +242,10 @@ impl ClientView<'_> {
     pub fn resting(&self) -> bool {
         self.watch_at_rest || (!self.connected && !self.scheduled && !self.queued)
     }
+}
+
+/// Whether a handler index is the first handler's (traces leave it out).
+#[cfg(feature = "serde")]
+fn is_first(handler: &u8) -> bool {
+    *handler == 0
 }

@@ -215,6 +215,7 @@ impl<C: Client> System<C> {
             scheduled: c.has_timer()
                 || (conn.is_some_and(|k| k.dead) && c.dead_connection_noticed_after().is_some()),
             queued: c.queued(),
+            handlers: c.handlers(),
             cache: c.cache(),
         }
     }
@@ -774,7 +775,12 @@ impl<C: Client> System<C> {
                         seen.push(Observed::Cancelled { client });
                     }
                 }
-                Effect::Notify(notification) => seen.push(Observed::Notified { client, notification }),
+                Effect::Notify(notification) => {
+                    seen.push(Observed::Notified { client, handler: 0, notification })
+                }
+                Effect::NotifyAnother { handler, notification } => {
+                    seen.push(Observed::Notified { client, handler, notification })
+                }
             }
         }
     }

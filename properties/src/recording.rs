@@ -27,7 +27,20 @@ pub struct Shown {
     pub scheduled: bool,
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
     pub queued: bool,
+    /// How many handlers it notifies (1 unless it says more).
+    #[cfg_attr(feature = "serde", serde(default = "one", skip_serializing_if = "is_one"))]
+    pub handlers: u8,
     pub cache: Vec<Object>,
+}
+
+#[cfg(feature = "serde")]
+fn one() -> u8 {
+    1
+}
+
+#[cfg(feature = "serde")]
+fn is_one(n: &u8) -> bool {
+    *n == 1
 }
 
 impl Shown {
@@ -42,6 +55,7 @@ impl Shown {
             connected: view.connected,
             scheduled: view.scheduled,
             queued: view.queued,
+            handlers: view.handlers,
             cache: view.cache.objects().copied().collect(),
         }
     }
@@ -155,6 +169,7 @@ impl Observations for Recorded<'_> {
             connected: s.connected,
             scheduled: s.scheduled,
             queued: s.queued,
+            handlers: s.handlers,
             cache: &self.caches[i],
         }
     }

@@ -11,8 +11,9 @@ use crate::observations::{Observations, Truth};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
-    /// Per client, the incarnations its handlers were told are deleted.
-    pub deleted: Vec<LiteMap<Uid, ()>>,
+    /// Per client, the incarnations each of its handlers was told are deleted (by handler: each is
+    /// told everything on its own, in its own order against the others).
+    pub deleted: Vec<LiteMap<(u8, Uid), ()>>,
 }
 
 impl Guarantee for State {
@@ -24,14 +25,16 @@ impl Guarantee for State {
 
     fn observe(&mut self, obs: &impl Observations, seen: &Observed) -> Option<Found> {
         per_client(&mut self.deleted, obs);
-        let Observed::Notified { client, notification } = seen else { return None };
+        let Observed::Notified { client, handler, notification } = seen else { return None };
         let deleted = &mut self.deleted[usize::from(client.0)];
         match notification {
             Notification::Delete(o) | Notification::DeletedFinalStateUnknown(o) => {
-                deleted.insert(o.uid, ());
+                deleted.insert((*handler, o.uid), ());
                 None
             }
-            Notification::Add(o) | Notification::Update { new: o, .. } if deleted.contains_key(&o.uid) => {
+            Notification::Add(o) | Notification::Update { new: o, .. }
+                if deleted.contains_key(&(*handler, o.uid)) =>
+            {
                 Some(Found::by(*client, format!("{o} was deleted from the cache and is back")))
             }
             _ => None,

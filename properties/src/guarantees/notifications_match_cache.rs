@@ -1,6 +1,7 @@
 //! `notifications-match-cache` (C7): the handlers' notifications add up to the cache. Folding them
 //! (add, update, delete, delete with final state unknown) gives the cache after every step, and each
-//! names the object the handlers last saw.
+//! names the object the handlers last saw. A client with several handlers (client-go's informer: each
+//! has its own queue) is judged handler by handler.
 
 use listwatch_model::{Key, Notification, Object, Observed};
 use litemap::LiteMap;
@@ -9,7 +10,7 @@ use crate::guarantees::{per_client, Found, Guarantee};
 use crate::history::History;
 use crate::observations::Observations;
 
-/// What the handlers of one client were told.
+/// What one handler of a client was told.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Told {
     /// The cache as the handlers were told it, key by key.
@@ -20,7 +21,22 @@ pub struct Told {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
-    pub clients: Vec<Told>,
+    /// Per client, per handler.
+    pub clients: Vec<Vec<Told>>,
+}
+
+impl State {
+    /// One entry per client and per handler it shows.
+    fn size(&mut self, obs: &impl Observations) {
+        per_client(&mut self.clients, obs);
+        for c in obs.client_ids() {
+            let handlers = usize::from(obs.client(c).handlers.max(1));
+            let told = &mut self.clients[usize::from(c.0)];
+            if told.len() < handlers {
+                told.resize_with(handlers, Told::default);
+            }
+        }
+    }
 }
 
 impl Guarantee for State {
@@ -31,9 +47,13 @@ impl Guarantee for State {
     const WITNESS: &'static str = "a relist notifies the delete of an object it no longer lists";
 
     fn observe(&mut self, obs: &impl Observations, seen: &Observed) -> Option<Found> {
-        per_client(&mut self.clients, obs);
-        let Observed::Notified { client, notification } = seen else { return None };
-        let told = &mut self.clients[usize::from(client.0)];
+        self.size(obs);
+        let Observed::Notified { client, handler, notification } = seen else { return None };
+        let handlers = &mut self.clients[usize::from(client.0)];
+        if handlers.len() <= usize::from(*handler) {
+            handlers.resize_with(usize::from(*handler) + 1, Told::default);
+        }
+        let told = &mut handlers[usize::from(*handler)];
         let held = |o: &Object| told.objects.get(&o.key).copied();
         let wrong = match notification {
             Notification::Add(o) => held(o).map(|h| format!("add {o} while the handlers hold {h}")),
@@ -56,24 +76,32 @@ impl Guarantee for State {
             }
         }
         told.relist_deleted |= matches!(notification, Notification::DeletedFinalStateUnknown(_));
-        wrong.map(|detail| Found::by(*client, detail))
+        let handler = match handler {
+            0 => String::new(),
+            h => format!("handler #{h}: "),
+        };
+        wrong.map(|detail| Found::by(*client, format!("{handler}{detail}")))
     }
 
     fn after_step(&mut self, obs: &impl Observations) -> Option<Found> {
-        per_client(&mut self.clients, obs);
+        self.size(obs);
         obs.client_ids().find_map(|c| {
             let view = obs.client(c);
-            let told = &self.clients[usize::from(c.0)].objects;
-            let differs =
-                told.len() != view.cache.len() || view.cache.objects().any(|o| told.get(&o.key) != Some(o));
-            differs.then(|| {
-                let shown: Vec<String> = told.values().map(|o| o.to_string()).collect();
-                Found::by(c, format!("the handlers were told [{}], the cache differs", shown.join(", ")))
+            self.clients[usize::from(c.0)].iter().enumerate().find_map(|(h, told)| {
+                let told = &told.objects;
+                let differs = told.len() != view.cache.len()
+                    || view.cache.objects().any(|o| told.get(&o.key) != Some(o));
+                differs.then(|| {
+                    let shown: Vec<String> = told.values().map(|o| o.to_string()).collect();
+                    let who =
+                        if h == 0 { "the handlers were".to_string() } else { format!("handler #{h} was") };
+                    Found::by(c, format!("{who} told [{}], the cache differs", shown.join(", ")))
+                })
             })
         })
     }
 
     fn witnessed(&self, _obs: &impl Observations, _history: &History) -> bool {
-        self.clients.iter().any(|t| t.relist_deleted)
+        self.clients.iter().flatten().any(|t| t.relist_deleted)
     }
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -126,7 +127,26 @@ func runInformer(env *listwatchtest.Env) error {
 	} else if err := addEventHandler(informer, env.Handler()); err != nil {
 		return fmt.Errorf("adding the event handler: %w", err)
 	}
+	if err := addMoreHandlers(env, informer); err != nil {
+		return err
+	}
 	go informer.Run(env.Stop)
 	env.StartWaiters(env.WaitForCacheSync(synced))
+	return nil
+}
+
+// addMoreHandlers adds the handlers after the first that env.Handlers asks for, the k-th (from 0)
+// with k+1 times the resync period (none without one): each has its own queue in the informer, and
+// is told what a resync brings only when its own period has run out.
+func addMoreHandlers(env *listwatchtest.Env, informer cache.SharedIndexInformer) error {
+	for k := 1; k < env.Handlers; k++ {
+		period := time.Duration(0)
+		if env.Resync > 0 {
+			period = time.Duration(k+1) * env.Resync
+		}
+		if err := addEventHandlerWithResyncPeriod(informer, env.HandlerFor(k), period); err != nil {
+			return fmt.Errorf("adding event handler %d: %w", k, err)
+		}
+	}
 	return nil
 }

@@ -72,9 +72,10 @@ type effectT struct {
 	} `json:"send"`
 	Cancel *struct{} `json:"cancel"`
 	Notify *struct {
-		Kind   string          `json:"kind"`
-		Object json.RawMessage `json:"object"`
-		Old    json.RawMessage `json:"old"`
+		Handler int             `json:"handler"`
+		Kind    string          `json:"kind"`
+		Object  json.RawMessage `json:"object"`
+		Old     json.RawMessage `json:"old"`
 	} `json:"notify"`
 }
 
@@ -823,4 +824,52 @@ func TestResync(t *testing.T) {
 	expect(t, count(kinds(r), "update") == 1 && r.RV == "6", "a watch event is told as before", r)
 	r = p.do(m{"cmd": "advance", "ms": 30000})
 	expect(t, count(kinds(r), "update") == 2, "the next period resyncs again", r)
+}
+
+// handlerKinds lists the notifications of one handler as short words.
+func handlerKinds(r replyT, handler int) []string {
+	var k []string
+	for _, e := range r.Effects {
+		if e.Notify != nil && e.Notify.Handler == handler {
+			k = append(k, e.Notify.Kind)
+		}
+	}
+	return k
+}
+
+// TestHandlers: with three handlers, each is told everything, its notifications reported as its
+// own after the first handler's; with a resync period, the k-th (from 0) resyncs every k+1 periods.
+func TestHandlers(t *testing.T) {
+	p := spawn(t, false)
+	c := start(1, 1)
+	c["resync_ms"] = 10000
+	c["handlers"] = 3
+	p.do(c)
+	r := p.do(list(5, "", cm("a", 2, 2, 1)))
+	for h := 0; h < 3; h++ {
+		expect(t, len(handlerKinds(r, h)) == 1 && handlerKinds(r, h)[0] == "add", "each handler is told of the list", r)
+	}
+	last := -1
+	for _, e := range r.Effects {
+		if e.Notify != nil {
+			expect(t, e.Notify.Handler >= last, "handler by handler", r)
+			last = e.Notify.Handler
+		}
+	}
+	r = p.do(fire(r))
+	r = p.do(cmdOnly("open"))
+	r = p.do(event("MODIFIED", cm("a", 2, 6, 2)))
+	for h := 0; h < 3; h++ {
+		expect(t, len(handlerKinds(r, h)) == 1 && handlerKinds(r, h)[0] == "update", "each handler is told of the event", r)
+	}
+	resyncs := [3]int{}
+	for i := 0; i < 6; i++ {
+		r = p.do(m{"cmd": "advance", "ms": 10000})
+		for h := 0; h < 3; h++ {
+			resyncs[h] += len(handlerKinds(r, h))
+		}
+	}
+	t.Logf("resyncs per handler in 60 s: %v", resyncs)
+	expect(t, resyncs[0] >= 5 && resyncs[1] >= 2 && resyncs[1] <= 3 && resyncs[2] == 2,
+		fmt.Sprintf("in 60 s handler 0 resyncs about every 10 s, 1 every 20 s, 2 every 30 s: %v", resyncs), r)
 }

@@ -136,8 +136,14 @@ impl ClientGoClient {
             } else if effect.get("cancel").is_some() {
                 self.effects.push_back(Effect::Cancel);
             } else if let Some(n) = effect.get("notify") {
+                // Which of the informer's handlers was told (`,handlers=N`); the first when absent.
+                let handler = n["handler"].as_u64().unwrap_or(0);
                 match notification(n) {
-                    Ok(n) => self.effects.push_back(Effect::Notify(n)),
+                    Ok(n) if handler == 0 => self.effects.push_back(Effect::Notify(n)),
+                    Ok(n) => self.effects.push_back(Effect::NotifyAnother {
+                        handler: u8::try_from(handler).map_err(|_| bad("notify.handler"))?,
+                        notification: n,
+                    }),
                     Err(e) => {
                         self.halted
                             .get_or_insert(format!("its handler was told of an object no server sent: {e}"));
@@ -277,7 +283,6 @@ impl Client for ClientGoClient {
             "waiters": if retry || self.config.lists == crate::config::Lists::Reflector { 0 } else { self.config.waiters },
             "page_size": self.config.shim_page_size(),
             "timeout_ms": self.config.timeout_secs.map_or(0, |t| u64::from(t) * 1000),
-            "resync_ms": self.config.resync_secs.map_or(0, |t| u64::from(t) * 1000),
         });
         // Only when asked for: a program built before the option knew nothing of it.
         if self.config.transform {
@@ -285,6 +290,12 @@ impl Client for ClientGoClient {
         }
         if self.config.panic_handler {
             start["panic_handler"] = Value::Bool(true);
+        }
+        if let Some(t) = self.config.resync_secs {
+            start["resync_ms"] = json!(u64::from(t) * 1000);
+        }
+        if self.config.handlers != 1 {
+            start["handlers"] = json!(self.config.handlers);
         }
         self.command(start);
         if let Some(e) = &mut self.gone {
@@ -371,6 +382,10 @@ impl Client for ClientGoClient {
 
     fn has_synced(&self) -> bool {
         !self.ready.is_empty() && self.ready.iter().all(|r| *r)
+    }
+
+    fn handlers(&self) -> u8 {
+        self.config.handlers
     }
 
     fn not_judged(&self) -> &'static [(&'static str, &'static str)] {

@@ -10,13 +10,17 @@ pub const PINNED: &str = "v0.37.2";
 pub const WAITERS: usize = 3;
 
 /// What a configuration's spec may add to its name, with what each does (`listwatch clients`).
-pub const OPTIONS: [(&str, &str); 6] = [
+pub const OPTIONS: [(&str, &str); 7] = [
     ("@vX.Y.Z", "that release's program (scripts/build-client-go vX.Y.Z builds it)"),
     (",waiters=N", "N tasks (1 to 16) call WaitForCacheSync from the start; 3 by default"),
     (",timeout=Ns", "rest.Config.Timeout, the HTTP client's timeout, 1 to 3600 s; none by default"),
     (
         ",resync=Ns",
         "the informer's resync period, 1 to 3600 s (the informer configurations and controller-runtime's SyncPeriod); none by default",
+    ),
+    (
+        ",handlers=N",
+        "N handlers (1 to 8) on the SharedIndexInformer, each judged; with resync=Ns the k-th from 0 resyncs every (k+1)*N s",
     ),
     (",transform", "SetTransform with a strict transform (the SharedIndexInformer configurations, v0.24 on)"),
     (
@@ -144,6 +148,10 @@ pub struct ClientGo {
     /// controller's `FullResyncPeriod`, controller-runtime's `SyncPeriod`; none by default. A resync
     /// tells the handler of every cached object again, as an update from the object to itself.
     pub resync_secs: Option<u32>,
+    /// How many handlers the informer has (`,handlers=N`; 1 by default): each added with
+    /// `AddEventHandlerWithResyncPeriod`, the k-th (from 0) with `(k+1)` times the resync period, and
+    /// each reported and judged on its own (client-go gives each its own queue and goroutine).
+    pub handlers: u8,
     /// `,transform`: the informer's `SetTransform` gets a transform that drops `managedFields` from a
     /// copy, marks it, and refuses an object it already transformed (client-go documents one
     /// transform per object for default informers). SharedIndexInformer configurations, v0.24 on.
@@ -181,6 +189,7 @@ impl ClientGo {
             binary: binary(PINNED),
             timeout_secs: None,
             resync_secs: None,
+            handlers: 1,
             transform: false,
             panic_handler: false,
             go: None,
@@ -285,6 +294,10 @@ impl ClientGo {
                     }
                     config.resync_secs = Some(seconds_option(spec, "resync", t)?);
                 }
+                Some(("handlers", n)) => {
+                    config.informer_option(spec, "handlers", 0, "")?;
+                    config.handlers = handlers_option(spec, n)?;
+                }
                 None if option == "transform" => {
                     config.informer_option(spec, option, 24, "SetTransform")?;
                     config.transform = true;
@@ -308,6 +321,11 @@ impl ClientGo {
                     return Err(format!("{spec:?}: unknown option {option:?} (known: {})", known.join(", ")));
                 }
             }
+        }
+        if config.panic_handler && config.handlers > 1 {
+            return Err(format!(
+                "{spec:?}: panic-handler takes one handler (the one that panics); drop handlers"
+            ));
         }
         if let Some(why) = config.unavailable() {
             return Err(format!("{spec:?}: {why}"));
@@ -354,6 +372,9 @@ impl ClientGo {
         }
         if let Some(t) = self.resync_secs {
             s.push_str(&format!(",resync={t}s"));
+        }
+        if self.handlers != 1 {
+            s.push_str(&format!(",handlers={}", self.handlers));
         }
         if self.transform {
             s.push_str(",transform");
@@ -489,6 +510,14 @@ pub fn waiters_option(spec: &str, n: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("{spec:?}: waiters must be a number from 1 to 16"))
 }
 
+/// The value of a spec's `handlers=N` option: 2 to 8 (1 is the default).
+pub fn handlers_option(spec: &str, n: &str) -> Result<u8, String> {
+    n.parse()
+        .ok()
+        .filter(|n| (1..=8).contains(n))
+        .ok_or_else(|| format!("{spec:?}: handlers must be a number from 1 to 8"))
+}
+
 /// The value of a spec's `NAME=Ns` option (`timeout`, `resync`): seconds from 1 to 3600.
 pub fn seconds_option(spec: &str, name: &str, t: &str) -> Result<u32, String> {
     t.strip_suffix('s')
@@ -536,7 +565,7 @@ mod tests {
         assert!(old.contains("v0.24 or later"), "{old}");
         let unknown = ClientGo::parse("client-go,transfrom").unwrap_err();
         assert!(
-            unknown.contains("known: waiters=N, timeout=Ns, resync=Ns, transform, panic-handler"),
+            unknown.contains("known: waiters=N, timeout=Ns, resync=Ns, handlers=N, transform, panic-handler"),
             "{unknown}"
         );
         let spec = ClientGo { transform: true, ..ClientGo::all_named().remove(0) }.spec();
@@ -575,6 +604,20 @@ mod tests {
         assert!(![Lists::Reflector, Lists::RetryWatcher, Lists::InformerWatcher, Lists::ListWatchUntil]
             .iter()
             .any(|l| l.resyncs()));
+    }
+
+    /// `,handlers=N` is a SharedIndexInformer's, 1 to 8, not with the panicking handler; it spells
+    /// itself back.
+    #[test]
+    fn handlers_are_a_shared_informers() {
+        let fifo = ClientGo::parse("client-go-fifo,handlers=2").unwrap_err();
+        assert!(fifo.contains("SharedIndexInformer"), "{fifo}");
+        let many = ClientGo::parse("client-go,handlers=9").unwrap_err();
+        assert!(many.contains("handlers must be a number from 1 to 8"), "{many}");
+        let both = ClientGo::parse("client-go-no-watchlist,panic-handler,handlers=2").unwrap_err();
+        assert!(both.contains("drop handlers"), "{both}");
+        let c = ClientGo { handlers: 3, resync_secs: Some(10), ..ClientGo::all_named().remove(0) };
+        assert_eq!(c.spec(), "client-go,resync=10s,handlers=3");
     }
 
     /// A configuration the release cannot run is refused with the reason, before any program is

@@ -1,4 +1,4 @@
-//! A Go user's own client: `go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns]` names a test in the Go package
+//! A Go user's own client: `go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N]` names a test in the Go package
 //! at DIR that registers its code with the `listwatchtest` package (`harness/listwatchtest`). The
 //! package's test binary serves listwatch's protocol for that test, as the client-go shim does for
 //! its modes: the same processes, bubbles and replies. The binary is the one `LISTWATCH_GO_TEST_BINARY`
@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::config::{seconds_option, waiters_option, ClientGo, GoTest, Lists, WAITERS};
+use crate::config::{handlers_option, seconds_option, waiters_option, ClientGo, GoTest, Lists, WAITERS};
 
 /// The spec [`parse`] reads.
-const USAGE: &str = "go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns]";
+const USAGE: &str = "go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N]";
 
 /// The configuration a `go:` spec names, its test binary built.
 pub fn parse(spec: &str) -> Result<ClientGo, String> {
@@ -30,6 +30,7 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
         binary: PathBuf::new(),
         timeout_secs: None,
         resync_secs: None,
+        handlers: 1,
         transform: false,
         panic_handler: false,
         go: None,
@@ -43,6 +44,7 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
             Some(("waiters", n)) => config.waiters = waiters_option(spec, n)?,
             Some(("timeout", t)) => config.timeout_secs = Some(seconds_option(spec, "timeout", t)?),
             Some(("resync", t)) => config.resync_secs = Some(seconds_option(spec, "resync", t)?),
+            Some(("handlers", n)) => config.handlers = handlers_option(spec, n)?,
             _ => {
                 return Err(format!(
                     "{spec:?}: unknown option {option:?} (expected {USAGE}; test names the Go test that calls listwatchtest.Run)"
@@ -70,6 +72,9 @@ pub fn spec(config: &ClientGo, go: &GoTest) -> String {
     }
     if let Some(t) = config.resync_secs {
         s.push_str(&format!(",resync={t}s"));
+    }
+    if config.handlers != 1 {
+        s.push_str(&format!(",handlers={}", config.handlers));
     }
     s
 }
