@@ -147,6 +147,7 @@ pub fn mermaid(trace: &Trace) -> String {
                     format!("Note over R{}: {}", client.0, mermaid_text(&o.to_string()))
                 }
                 Observed::TimerFired { client, .. }
+                | Observed::LeftOpen { client }
                 | Observed::Garbled { client, .. }
                 | Observed::SilenceNoticed { client, .. }
                 | Observed::WaitedInVain { client, .. }

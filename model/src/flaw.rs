@@ -101,10 +101,15 @@ pub enum Flaw {
     /// a live connection, which no health check gives up. A client with no timeout of its own waits
     /// for ever. A planted server bug: the contract's answer after the wait (SEMANTICS A2, A12).
     WaitEndsUnanswered,
+    /// On an ERROR event the reflector returns from its watch without closing the stream: the
+    /// connection, the server's watcher and the client's reader stay, one more each time.
+    /// kubernetes#6488 ("Reflector shouldn't leak io watcher on error events"), fixed by PR #6627
+    /// (2015). SEMANTICS C5 (the handler closes the stream on the ERROR event).
+    LeakWatchOnError,
 }
 
 impl Flaw {
-    pub const ALL: [Flaw; 19] = [
+    pub const ALL: [Flaw; 20] = [
         Flaw::StaleDeleteRv,
         Flaw::NilPrevKvDropped,
         Flaw::RelistOnTimeout,
@@ -124,6 +129,7 @@ impl Flaw {
         Flaw::ReplaceMissesQueued,
         Flaw::FixedRetryPeriod,
         Flaw::WaitEndsUnanswered,
+        Flaw::LeakWatchOnError,
     ];
 
     /// The name used on the command line and in traces.
@@ -148,6 +154,7 @@ impl Flaw {
             Flaw::ReplaceMissesQueued => "replace-misses-queued",
             Flaw::FixedRetryPeriod => "fixed-retry-period",
             Flaw::WaitEndsUnanswered => "wait-ends-unanswered",
+            Flaw::LeakWatchOnError => "leak-watch-on-error",
         }
     }
 
@@ -173,6 +180,7 @@ impl Flaw {
             Flaw::ReplaceMissesQueued => "PR #115620",
             Flaw::FixedRetryPeriod => "kubernetes#87794",
             Flaw::WaitEndsUnanswered => "planted (A2, A12)",
+            Flaw::LeakWatchOnError => "kubernetes#6488",
         }
     }
 
@@ -192,7 +200,8 @@ impl Flaw {
             | Flaw::ResumeMidRevision
             | Flaw::RewatchInitialEvents
             | Flaw::PartialInitialBuffer
-            | Flaw::FixedRetryPeriod => Component::Reflector,
+            | Flaw::FixedRetryPeriod
+            | Flaw::LeakWatchOnError => Component::Reflector,
             Flaw::ReplaceKeepsMissing | Flaw::ReplaceMissesQueued => Component::Cache,
             Flaw::SyncUnderLock | Flaw::SyncWaitUnbounded => Component::Manager,
         }

@@ -90,6 +90,12 @@ pub enum Observed {
     WaitEnded {
         client: ClientId,
     },
+    /// A client sent a request while its last connection was still open, never closed: the
+    /// connection, the server's watcher on it and the client's reader of it stay (C5: a stream given
+    /// up is closed). The model plays one connection per client, so the one left is dropped there.
+    LeftOpen {
+        client: ClientId,
+    },
     /// A client's cache notified a handler: the first (0), or another where it has several.
     Notified {
         client: ClientId,
@@ -176,6 +182,9 @@ impl fmt::Display for Observed {
                 write!(f, "{client}: its request waited {after_ms} ms for a fresh cache, in vain")
             }
             Observed::WaitEnded { client } => write!(f, "{client}: the server's wait for a fresh cache ends"),
+            Observed::LeftOpen { client } => {
+                write!(f, "{client}: sends a request with its last connection still open, never closed")
+            }
             Observed::Notified { client, handler: 0, notification } => {
                 write!(f, "{client}: handler {notification}")
             }

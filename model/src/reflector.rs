@@ -532,7 +532,9 @@ impl Reflector {
                 self.phase = Phase::Watching { from: rv, saw_event: true, aged };
             }
             WatchEvent::Error(error) => {
-                self.outputs.push_back(Output::Cancel);
+                if !self.flaws.has(Flaw::LeakWatchOnError) {
+                    self.outputs.push_back(Output::Cancel);
+                }
                 self.stream_failed(Some(error), true);
             }
         }
@@ -559,7 +561,9 @@ impl Reflector {
             WatchEvent::Bookmark(_) | WatchEvent::InitialEventsEnd(_) => {}
             WatchEvent::Error(error) => {
                 // C5: the handler returns on the ERROR event and closes the stream.
-                self.outputs.push_back(Output::Cancel);
+                if !self.flaws.has(Flaw::LeakWatchOnError) {
+                    self.outputs.push_back(Output::Cancel);
+                }
                 match error {
                     e if e.retry_after() => self.backoff(Next::Rewatch),
                     _ => self.backoff(Next::Relist),

@@ -764,6 +764,14 @@ impl<C: Client> System<C> {
         while let Some(effect) = self.clients[i].poll_effect() {
             match effect {
                 Effect::Send(request) => {
+                    if let Some(conn) = self.network.close(client) {
+                        // A connection left open (C5): judged, then dropped, so that nothing more
+                        // of it reaches the client's next request.
+                        if let Some(s) = conn.server {
+                            self.servers[usize::from(s.0)].forget(client);
+                        }
+                        seen.push(Observed::LeftOpen { client });
+                    }
                     seen.push(Observed::Sent { client, request });
                     self.network.open(client, request);
                 }

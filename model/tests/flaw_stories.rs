@@ -514,3 +514,20 @@ fn partial_initial_buffer_leaks_an_aborted_stream_into_the_next_replace() {
     assert!(correct.cache_keys(R).is_empty(), "the retry's Replace holds the state at 2: nothing");
     assert_eq!(flawed.cache_keys(R), vec![A], "A, deleted at 2, leaked from the aborted stream");
 }
+
+/// kubernetes#6488: an ERROR 500 on the open watch, read before the server's close of the stream
+/// arrives; the reflector backs off and lists again. The correct one closed the stream on the ERROR;
+/// the flawed one sends its LIST with the stream still open.
+#[test]
+fn leak_watch_on_error_sends_its_next_request_with_the_stream_open() {
+    let (flawed, correct) = both(Flaw::LeakWatchOnError, scope(1, 0, 1), |s| {
+        s.serve(R, S0).step(Action::Route(R, S0));
+        s.step(Action::Fault(Fault::WatchError(R, ApiError::InternalError))).step(Action::Deliver(R));
+        s.fire_until(R, Timer::Backoff);
+    });
+    let left = |s: &Story| s.since(0).iter().filter(|o| matches!(o, Observed::LeftOpen { .. })).count();
+    let closed = |s: &Story| s.since(0).iter().filter(|o| matches!(o, Observed::Cancelled { .. })).count();
+    assert_eq!((left(&correct), closed(&correct)), (0, 1), "the stream is closed on the ERROR event");
+    assert_eq!((left(&flawed), closed(&flawed)), (1, 0), "the LIST goes out with the stream still open");
+    assert_eq!(flawed.lists(R), correct.lists(R), "both list again after the backoff");
+}

@@ -231,6 +231,7 @@ impl History {
             Observed::Sent { client, .. }
             | Observed::Received { client, .. }
             | Observed::Cancelled { client }
+            | Observed::LeftOpen { client }
             | Observed::Broken { client }
             | Observed::TimerFired { client, .. }
             | Observed::Garbled { client, .. }
@@ -254,6 +255,13 @@ impl History {
                 }
                 // client-go takes a line it cannot decode as an internal error (C5, C1).
                 c.failed(Failure::Undecodable);
+            }
+            // A connection left open: the client has given it up, for a reason of its own that it did
+            // not show (no-leaked-connection judges the leak). It owes nothing for how it ended.
+            Observed::LeftOpen { .. } => {
+                let c = &mut self.clients[i];
+                c.stream = None;
+                c.outstanding = None;
             }
             Observed::Cancelled { .. } => {
                 let c = &mut self.clients[i];

@@ -172,5 +172,6 @@ pub mod stale_bounded;
 pub mod ready_means_listed;
 pub mod requests_answered;
 pub mod reads_fresh;
+pub mod no_leaked_connection;
 
 include!(concat!(env!("OUT_DIR"), "/guarantees.rs"));

@@ -129,7 +129,7 @@ impl Guarantee for State {
                     }
                 }
             }
-            Observed::Cancelled { client } | Observed::Broken { client } => {
+            Observed::Cancelled { client } | Observed::LeftOpen { client } | Observed::Broken { client } => {
                 self.reads.remove(client);
                 None
             }

@@ -67,7 +67,10 @@ impl Guarantee for State {
             Observed::Received { client, .. } | Observed::Garbled { client, .. } => {
                 self.answered_after_waiting |= self.owed.remove(&client);
             }
-            Observed::Sent { client, .. } | Observed::Cancelled { client } | Observed::Broken { client } => {
+            Observed::Sent { client, .. }
+            | Observed::Cancelled { client }
+            | Observed::LeftOpen { client }
+            | Observed::Broken { client } => {
                 self.owed.remove(&client);
             }
             _ => {}

@@ -297,7 +297,7 @@ fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
         ),
         ("v0.36.6.backoff.pr-136824.json", Property::Backoff, "client-go-no-watchlist@v0.35.10"),
         // Not a release: the same informer with no transform.
-        ("client-go-transform.ready-means-listed.json", Property::ReadyMeansListed, "client-go"),
+        ("client-go-transform.no-leaked-connection.json", Property::NoLeakedConnection, "client-go"),
         // Not a release: the same informer whose handler does not panic (kubernetes#129024).
         (
             "client-go-no-watchlist-panic-handler.ready-means-listed.json",
@@ -333,7 +333,7 @@ fn a_bare_reflector_says_what_it_cannot_be_judged_by_and_is_judged_by_its_cache(
     let names: Vec<&str> = s.not_judged.iter().map(|(p, _)| p.name()).collect();
     assert_eq!(names, ["notifications-match-cache", "ready-means-listed"]);
     let text = campaign::text(&c, &s);
-    assert!(text.contains("13 of 15 judged after every step; not judged:"), "{text}");
+    assert!(text.contains("14 of 16 judged after every step; not judged:"), "{text}");
     assert!(text.contains("has no HasSynced"), "{text}");
     assert!(s
         .failures
