@@ -39,6 +39,25 @@ mod with_apiserver {
         (etcd, server)
     }
 
+    /// `conformance http` of `sequences` at the server's URL, through its kubeconfig, on flunders.
+    fn at_endpoint(server: &SampleApiServer, sequences: &str, extra: &[&str]) -> Output {
+        let kubeconfig = server.kubeconfig.display().to_string();
+        let mut words = vec![
+            "conformance",
+            "http",
+            "--endpoint",
+            &server.url,
+            "--kubeconfig",
+            &kubeconfig,
+            "--resource",
+            "wardle.example.com/v1alpha1/flunders",
+            "--sequences",
+            sequences,
+        ];
+        words.extend_from_slice(extra);
+        listwatch(&words)
+    }
+
     fn corpus(name: &str) -> String {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/conformance").join(name).display().to_string()
     }
@@ -135,21 +154,7 @@ mod with_apiserver {
     #[test]
     fn a_server_at_an_endpoint_is_reached_through_its_kubeconfig() {
         let (etcd, server) = sample_server("");
-        let kubeconfig = server.kubeconfig.display().to_string();
-        let resource = "wardle.example.com/v1alpha1/flunders";
-        let out = listwatch(&[
-            "conformance",
-            "http",
-            "--endpoint",
-            &server.url,
-            "--kubeconfig",
-            &kubeconfig,
-            "--resource",
-            resource,
-            "--sequences",
-            "40",
-            "--json",
-        ]);
+        let out = at_endpoint(&server, "40", &["--json"]);
         let (stdout, stderr) = text(&out);
         assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
         let summary: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON summary");
@@ -168,19 +173,7 @@ mod with_apiserver {
     fn a_server_without_streaming_lists_is_reported_as_such_and_passes() {
         let gates = "WatchList=false,ListFromCacheSnapshot=false";
         let (_etcd, server) = sample_server(gates);
-        let kubeconfig = server.kubeconfig.display().to_string();
-        let out = listwatch(&[
-            "conformance",
-            "http",
-            "--endpoint",
-            &server.url,
-            "--kubeconfig",
-            &kubeconfig,
-            "--resource",
-            "wardle.example.com/v1alpha1/flunders",
-            "--sequences",
-            "60",
-        ]);
+        let out = at_endpoint(&server, "60", &[]);
         let (stdout, stderr) = text(&out);
         assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
         assert!(stdout.contains("this server refuses streaming lists (422"), "{stdout}");
