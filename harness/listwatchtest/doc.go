@@ -22,6 +22,10 @@
 // testing/synctest bubble, its only way out env.Config. The test fails with each property broken,
 // its first seed and a trace file that `listwatch show` prints and `listwatch replay` runs again.
 //
+// A campaign may ask for a resync period and several handlers (Campaign.Resync, Campaign.Handlers):
+// the code reads them as env.Resync and env.Handlers, and gives its k-th handler env.HandlerFor(k),
+// so that each handler is judged on its own.
+//
 // The package builds against any client-go from v0.15; it uses the client-go of the module that
 // imports it.
 package listwatchtest
