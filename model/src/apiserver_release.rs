@@ -23,11 +23,8 @@ impl ApiServerRelease {
 
     /// `"v0.33.13"` (the `v` optional, `1.33.13` as Kubernetes names it too); `None` for anything else.
     pub fn parse(text: &str) -> Option<Self> {
-        let text = text.strip_prefix('v').unwrap_or(text);
-        let mut parts = text.split('.').map(|p| p.parse::<u32>().ok().filter(|_| !p.is_empty()));
-        let major = parts.next()??;
-        let release = ApiServerRelease::new(parts.next()??, parts.next()??);
-        (parts.next().is_none() && major <= 1).then_some(release)
+        let [major, minor, patch] = crate::types::release_numbers(text)?;
+        (major <= 1).then_some(ApiServerRelease::new(minor, patch))
     }
 
     /// A12: whether the `WatchList` feature gate is on by default, so that a WATCH with

@@ -20,10 +20,8 @@ impl EtcdRelease {
 
     /// `"3.5.35"` (a leading `v` allowed); `None` for anything else.
     pub fn parse(text: &str) -> Option<Self> {
-        let text = text.strip_prefix('v').unwrap_or(text);
-        let mut parts = text.split('.').map(|p| p.parse::<u32>().ok().filter(|_| !p.is_empty()));
-        let release = EtcdRelease::new(parts.next()??, parts.next()??, parts.next()??);
-        parts.next().is_none().then_some(release)
+        let [major, minor, patch] = crate::types::release_numbers(text)?;
+        Some(EtcdRelease::new(major, minor, patch))
     }
 
     /// E4: a tombstone at exactly the compaction revision is kept from 3.5.16 on (etcd#18274).

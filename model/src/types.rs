@@ -100,3 +100,13 @@ impl fmt::Display for ClientId {
 
 /// Milliseconds of a duration. Durations are data; the model never reads a clock.
 pub type Millis = u64;
+
+/// The three numbers of a release's version, `vX.Y.Z` or `X.Y.Z`: `None` unless it has exactly three
+/// parts, each a number. The one reading of a version that the store's and the API server's releases
+/// share.
+pub fn release_numbers(text: &str) -> Option<[u32; 3]> {
+    let text = text.strip_prefix('v').unwrap_or(text);
+    let mut parts = text.split('.').map(|p| p.parse::<u32>().ok().filter(|_| !p.is_empty()));
+    let numbers = [parts.next()??, parts.next()??, parts.next()??];
+    parts.next().is_none().then_some(numbers)
+}
