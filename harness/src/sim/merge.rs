@@ -87,6 +87,20 @@ struct Read {
     summary: Summary,
 }
 
+/// A release a summary names (`etcd`, `apiserver`), absent for none: `key`'s value read by `parse`.
+fn release<R>(
+    v: &Value,
+    bad: &dyn Fn(&str) -> String,
+    key: &str,
+    parse: fn(&str) -> Option<R>,
+    like: &str,
+) -> Result<Option<R>, String> {
+    let read = |r: &Value| r.as_str().and_then(parse);
+    v.get(key)
+        .map(|r| read(r).ok_or_else(|| bad(&format!("{key} {r} is not a release like {like}"))))
+        .transpose()
+}
+
 fn read(name: &str, v: &Value) -> Result<Read, String> {
     let bad = |what: &str| format!("{name}: not a `simulate --json` summary ({what})");
     let u = |key: &str| v[key].as_u64().ok_or_else(|| bad(&format!("no whole number `{key}`")));
@@ -126,22 +140,8 @@ fn read(name: &str, v: &Value) -> Result<Read, String> {
             no_cache_reinit_429: v["no_cache_reinit_429"]
                 .as_bool()
                 .ok_or_else(|| bad("no_cache_reinit_429"))?,
-            etcd: match v.get("etcd") {
-                None => None,
-                Some(e) => Some(
-                    e.as_str()
-                        .and_then(listwatch_model::EtcdRelease::parse)
-                        .ok_or_else(|| bad(&format!("etcd {e} is not a release like 3.5.35")))?,
-                ),
-            },
-            apiserver: match v.get("apiserver") {
-                None => None,
-                Some(a) => Some(
-                    a.as_str()
-                        .and_then(listwatch_model::ApiServerRelease::parse)
-                        .ok_or_else(|| bad(&format!("apiserver {a} is not a release like v0.33.13")))?,
-                ),
-            },
+            etcd: release(v, &bad, "etcd", listwatch_model::EtcdRelease::parse, "3.5.35")?,
+            apiserver: release(v, &bad, "apiserver", listwatch_model::ApiServerRelease::parse, "v0.33.13")?,
         },
         out: PathBuf::new(),
     };
@@ -241,6 +241,18 @@ mod tests {
         assert_eq!(campaign::text(&c, &merged), campaign::text(&one, &single));
         assert_eq!(campaign::json(&c, &merged), campaign::json(&one, &single));
         let _ = std::fs::remove_dir_all(&out);
+    }
+
+    /// The releases a summary names are read back, and one that is not a release is refused by name.
+    #[test]
+    fn a_summarys_releases_are_read_and_a_bad_one_is_named() {
+        let bad = |what: &str| format!("s.json: {what}");
+        let v: Value = serde_json::json!({"etcd": "3.5.35", "apiserver": "v0.3x.1"});
+        let etcd = release(&v, &bad, "etcd", listwatch_model::EtcdRelease::parse, "3.5.35");
+        assert_eq!(etcd, Ok(listwatch_model::EtcdRelease::parse("3.5.35")));
+        let api = release(&v, &bad, "apiserver", listwatch_model::ApiServerRelease::parse, "v0.33.13");
+        assert_eq!(api, Err("s.json: apiserver \"v0.3x.1\" is not a release like v0.33.13".to_string()));
+        assert_eq!(release(&v, &bad, "none", listwatch_model::EtcdRelease::parse, "3.5.35"), Ok(None));
     }
 
     #[test]
