@@ -295,7 +295,11 @@ impl ClientGo {
                     config.resync_secs = Some(seconds_option(spec, "resync", t)?);
                 }
                 Some(("handlers", n)) => {
-                    config.informer_option(spec, "handlers", 0, "")?;
+                    if !config.lists.is_shared_informer() {
+                        return Err(format!(
+                            "{spec:?}: handlers is for the SharedIndexInformer configurations"
+                        ));
+                    }
                     config.handlers = handlers_option(spec, n)?;
                 }
                 None if option == "transform" => {
@@ -510,7 +514,7 @@ pub fn waiters_option(spec: &str, n: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("{spec:?}: waiters must be a number from 1 to 16"))
 }
 
-/// The value of a spec's `handlers=N` option: 2 to 8 (1 is the default).
+/// The value of a spec's `handlers=N` option: 1 (the default) to 8.
 pub fn handlers_option(spec: &str, n: &str) -> Result<u8, String> {
     n.parse()
         .ok()
@@ -544,6 +548,11 @@ pub fn bin_dir() -> PathBuf {
 mod tests {
     use super::*;
 
+    /// The error `spec` is refused with; fails the test if it parses.
+    fn refused(spec: &str) -> String {
+        ClientGo::parse(spec).expect_err(spec)
+    }
+
     /// The health check came with v0.20.0 and two patch releases; v0.17 never had it.
     #[test]
     fn the_health_check_is_in_the_releases_that_shipped_it() {
@@ -559,11 +568,11 @@ mod tests {
     /// `,transform` is an informer's, from the release that has SetTransform; it spells itself back.
     #[test]
     fn transform_is_for_informers_from_v0_24() {
-        let fifo = ClientGo::parse("client-go-fifo,transform").unwrap_err();
+        let fifo = refused("client-go-fifo,transform");
         assert!(fifo.contains("SharedIndexInformer"), "{fifo}");
-        let old = ClientGo::parse("client-go@v0.23.17,transform").unwrap_err();
+        let old = refused("client-go@v0.23.17,transform");
         assert!(old.contains("v0.24 or later"), "{old}");
-        let unknown = ClientGo::parse("client-go,transfrom").unwrap_err();
+        let unknown = refused("client-go,transfrom");
         assert!(
             unknown.contains("known: waiters=N, timeout=Ns, resync=Ns, handlers=N, transform, panic-handler"),
             "{unknown}"
@@ -577,11 +586,11 @@ mod tests {
     /// have HasSynced; it spells itself back.
     #[test]
     fn panic_handler_is_for_informers_from_v0_27() {
-        let fifo = ClientGo::parse("client-go-retrywatcher,panic-handler").unwrap_err();
+        let fifo = refused("client-go-retrywatcher,panic-handler");
         assert!(fifo.contains("SharedIndexInformer"), "{fifo}");
-        let old = ClientGo::parse("client-go@v0.26.15,panic-handler").unwrap_err();
+        let old = refused("client-go@v0.26.15,panic-handler");
         assert!(old.contains("v0.27 or later"), "{old}");
-        let streams = ClientGo::parse("client-go,panic-handler").unwrap_err();
+        let streams = refused("client-go,panic-handler");
         assert!(streams.contains("an informer that LISTs"), "{streams}");
         let c = ClientGo { panic_handler: true, transform: true, ..ClientGo::all_named().remove(1) };
         assert_eq!(c.spec(), "client-go-no-watchlist,transform,panic-handler");
@@ -590,11 +599,11 @@ mod tests {
     /// `,resync=` is for the configurations whose store resyncs into handlers; it spells itself back.
     #[test]
     fn resync_is_for_informers_and_their_controllers() {
-        let bare = ClientGo::parse("client-go-reflector,resync=30s").unwrap_err();
+        let bare = refused("client-go-reflector,resync=30s");
         assert!(bare.contains("resync is for the configurations with an informer"), "{bare}");
-        let watcher = ClientGo::parse("client-go-retrywatcher,resync=30s").unwrap_err();
+        let watcher = refused("client-go-retrywatcher,resync=30s");
         assert!(watcher.contains("resync is for"), "{watcher}");
-        let zero = ClientGo::parse("client-go,resync=0s").unwrap_err();
+        let zero = refused("client-go,resync=0s");
         assert!(zero.contains("resync must be seconds from 1 to 3600"), "{zero}");
         let c = ClientGo { resync_secs: Some(30), timeout_secs: Some(5), ..ClientGo::all_named().remove(4) };
         assert_eq!(c.spec(), "client-go-fifo,timeout=5s,resync=30s");
@@ -610,11 +619,11 @@ mod tests {
     /// itself back.
     #[test]
     fn handlers_are_a_shared_informers() {
-        let fifo = ClientGo::parse("client-go-fifo,handlers=2").unwrap_err();
+        let fifo = refused("client-go-fifo,handlers=2");
         assert!(fifo.contains("SharedIndexInformer"), "{fifo}");
-        let many = ClientGo::parse("client-go,handlers=9").unwrap_err();
+        let many = refused("client-go,handlers=9");
         assert!(many.contains("handlers must be a number from 1 to 8"), "{many}");
-        let both = ClientGo::parse("client-go-no-watchlist,panic-handler,handlers=2").unwrap_err();
+        let both = refused("client-go-no-watchlist,panic-handler,handlers=2");
         assert!(both.contains("drop handlers"), "{both}");
         let c = ClientGo { handlers: 3, resync_secs: Some(10), ..ClientGo::all_named().remove(0) };
         assert_eq!(c.spec(), "client-go,resync=10s,handlers=3");
@@ -624,13 +633,13 @@ mod tests {
     /// looked for.
     #[test]
     fn configurations_name_the_releases_they_need() {
-        let e = ClientGo::parse("client-go-watchlist@v0.27.16").unwrap_err();
+        let e = refused("client-go-watchlist@v0.27.16");
         assert!(e.contains("before v0.28"), "{e}");
-        let e = ClientGo::parse("client-go-informer-watcher@v0.34.13").unwrap_err();
+        let e = refused("client-go-informer-watcher@v0.34.13");
         assert!(e.contains("v0.35 or later"), "{e}");
-        let e = ClientGo::parse("client-go-list-watch-until").unwrap_err();
+        let e = refused("client-go-list-watch-until");
         assert!(e.contains("removed in client-go v0.19"), "{e}");
-        let e = ClientGo::parse("controller-runtime@v0.36.6").unwrap_err();
+        let e = refused("controller-runtime@v0.36.6");
         assert!(e.contains("v0.37.2 only"), "{e}");
         let on = |lists, version: &str| ClientGo {
             lists,
