@@ -26,6 +26,9 @@
 // the code reads them as env.Resync and env.Handlers, and gives its k-th handler env.HandlerFor(k),
 // so that each handler is judged on its own.
 //
+// A property that something the code does not own is known to break (its client-go release, say)
+// goes in Campaign.Known with why: Run logs its seeds and traces instead of failing the test.
+//
 // The package builds against any client-go from v0.15; it uses the client-go of the module that
 // imports it.
 package listwatchtest
