@@ -46,7 +46,7 @@ type Env struct {
 	Namespace string
 	// Waiters is how many callers listwatch asks to wait for the cache to sync (see StartWaiters).
 	Waiters int
-	// Mode, PageSize, Transform and PanicOnce are what the configuration asks of code that offers
+	// Mode, PageSize, Transform, PanicOnce and SlowHandler are what the configuration asks of code that offers
 	// choices (listwatch's own client-go configurations do); code that offers none ignores them.
 	Mode      string
 	PageSize  int
@@ -61,6 +61,9 @@ type Env struct {
 	// same (a resync's, or a relist's of an unchanged object) may come at any time: listwatch takes
 	// it with the step it came in, and needs no timer for it.
 	Resync time.Duration
+	// SlowHandler asks for a first handler that listwatch can hold (`,slow-handler`): code that
+	// offers one wraps it with [Env.Holdable].
+	SlowHandler bool
 	// Handlers is how many handlers the configuration asks for (`,handlers=N`; 1 by default): code
 	// that offers several gives the k-th (from 0) HandlerFor(k), and each is judged on its own.
 	Handlers int

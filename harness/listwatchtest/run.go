@@ -41,6 +41,9 @@ type Campaign struct {
 	Resync time.Duration
 	// Handlers is how many handlers the campaign asks of the code ([Env.Handlers]; default 1).
 	Handlers int
+	// SlowHandler asks the code for a first handler listwatch can hold ([Env.SlowHandler],
+	// [Env.Holdable]), and draws the slow-consumer fault that holds it.
+	SlowHandler bool
 	// Known names properties that something the code does not own is known to break (its client-go
 	// release, say), each with why: Run logs their seeds and trace files and does not fail the test
 	// for them. They are still judged, and every other property still fails it.
@@ -197,6 +200,9 @@ func (c Campaign) clientSpec(dir, test string) string {
 	}
 	if c.Handlers > 1 {
 		spec += fmt.Sprintf(",handlers=%d", c.Handlers)
+	}
+	if c.SlowHandler {
+		spec += ",slow-handler"
 	}
 	return spec
 }

@@ -18,22 +18,23 @@ import (
 
 // command is one line of the harness's input.
 type command struct {
-	Cmd        string  `json:"cmd"`
-	Seed       uint64  `json:"seed"`
-	Waiters    int     `json:"waiters"`
-	PageSize   int     `json:"page_size"`
-	TimeoutMs  uint64  `json:"timeout_ms"`
-	ResyncMs   uint64  `json:"resync_ms"`
-	Handlers   int     `json:"handlers"`
-	Mode       string  `json:"mode"`
-	Status     int     `json:"status"`
-	Body       string  `json:"body"`
-	RetryAfter *uint64 `json:"retry_after"`
-	Length     int64   `json:"length"`
-	Transform  bool    `json:"transform"`
-	PanicOnce  bool    `json:"panic_handler"`
-	Data       string  `json:"data"`
-	Ms         float64 `json:"ms"`
+	Cmd         string  `json:"cmd"`
+	Seed        uint64  `json:"seed"`
+	Waiters     int     `json:"waiters"`
+	PageSize    int     `json:"page_size"`
+	TimeoutMs   uint64  `json:"timeout_ms"`
+	ResyncMs    uint64  `json:"resync_ms"`
+	Handlers    int     `json:"handlers"`
+	Mode        string  `json:"mode"`
+	Status      int     `json:"status"`
+	Body        string  `json:"body"`
+	RetryAfter  *uint64 `json:"retry_after"`
+	Length      int64   `json:"length"`
+	Transform   bool    `json:"transform"`
+	PanicOnce   bool    `json:"panic_handler"`
+	SlowHandler bool    `json:"slow_handler"`
+	Data        string  `json:"data"`
+	Ms          float64 `json:"ms"`
 }
 
 func parse(line []byte) (command, error) {

@@ -64,8 +64,10 @@ type replyJSON struct {
 	Read      []int             `json:"read"`
 	Halted    *string           `json:"halted"`
 	Queued    int               `json:"queued"`
-	// Holdable: the session has a consumer the harness can hold or release now (mode fifo, and a
-	// request is open: no probe ran ahead to the next timer).
+	// Behind: notifications waiting at a held handler's gate (Env.Holdable); the cache is not behind.
+	Behind int `json:"behind,omitempty"`
+	// Holdable: the session has a consumer the harness can hold or release now (Env.Hold or
+	// Env.Holdable, and a request is open: no probe ran ahead to the next timer).
 	Holdable bool `json:"holdable"`
 }
 
@@ -79,6 +81,7 @@ type state struct {
 	endUnread bool
 	read      []int
 	queued    int
+	behind    int
 }
 
 // probe is what a probe found: the timer it reported, the state before it, and the effects it held
@@ -195,7 +198,8 @@ func (s *session) begin(c command, client Client) error {
 	env := &Env{
 		Config: cfg, Context: ctx, Stop: s.stop, Namespace: "default", Waiters: c.Waiters,
 		Mode: c.Mode, PageSize: c.PageSize, Transform: c.Transform, PanicOnce: c.PanicOnce,
-		Resync: time.Duration(c.ResyncMs) * time.Millisecond, Handlers: max(c.Handlers, 1), s: s,
+		SlowHandler: c.SlowHandler,
+		Resync:      time.Duration(c.ResyncMs) * time.Millisecond, Handlers: max(c.Handlers, 1), s: s,
 	}
 	s.resyncs = env.Resync > 0
 	if err := client(env); err != nil {
@@ -285,7 +289,9 @@ func (s *session) snapshot() state {
 		items = append(items, kv{key, b})
 	}
 	sort.Slice(items, func(a, b int) bool { return items[a].key < items[b].key })
-	if s.fifo != nil {
+	if g, ok := s.fifo.(*gate); ok {
+		st.behind = g.Queued()
+	} else if s.fifo != nil {
 		st.queued = s.fifo.Queued()
 	}
 	st.cache = make([]json.RawMessage, 0, len(items))
@@ -456,7 +462,7 @@ func (s *session) reply(held []effect) replyJSON {
 		return replyJSON{
 			Effects: []effect{}, RV: st.rv, Synced: st.synced, Ready: st.ready, Cache: st.cache,
 			Timer: &timer, Unread: st.unread, EndUnread: st.endUnread, Read: st.read, Halted: halted,
-			Queued: st.queued, Holdable: false,
+			Queued: st.queued, Behind: st.behind, Holdable: false,
 		}
 	}
 	effects := append(held, s.takeEffects()...)
@@ -468,7 +474,7 @@ func (s *session) reply(held []effect) replyJSON {
 	return replyJSON{
 		Effects: effects, RV: st.rv, Synced: st.synced, Ready: st.ready, Cache: st.cache,
 		Timer: timer, Unread: st.unread, EndUnread: st.endUnread, Read: st.read, Halted: halted,
-		Queued: st.queued, Holdable: s.fifo != nil && s.probed == nil,
+		Queued: st.queued, Behind: st.behind, Holdable: s.fifo != nil && s.probed == nil,
 	}
 }
 

@@ -64,6 +64,7 @@ fn shown(rv: u32, synced: bool) -> Shown {
         connected: true,
         scheduled: false,
         queued: false,
+        handlers_behind: false,
         handlers: 1,
         cache: Vec::new(),
     }

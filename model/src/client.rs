@@ -112,6 +112,13 @@ pub trait Client: fmt::Debug {
     fn queued(&self) -> bool {
         false
     }
+    /// Whether a handler of its cache is held with notifications waiting for it: the cache is up to
+    /// date, the handler lags it until it goes on (a SharedIndexInformer gives each handler a buffer of
+    /// its own). Never for the model reflector, whose consumer fills the cache and tells the handlers
+    /// in one step.
+    fn handlers_behind(&self) -> bool {
+        false
+    }
     /// Why the client cannot be stepped any further, if it cannot: a client under test that keeps
     /// itself busy without waiting on anything the environment does, or shows an object no server sent.
     /// A driver ends the run there, with this as its verdict (the model reflector never halts).

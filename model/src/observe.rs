@@ -241,6 +241,9 @@ pub struct ClientView<'a> {
     /// Whether what its reflector pushed still waits for its consumer ([`crate::Client::queued`]): the
     /// cache lags the RV it claims until the consumer pops it.
     pub queued: bool,
+    /// Whether a handler's notifications wait behind that handler, held ([`crate::Client::handlers_behind`]):
+    /// its notifications lag the cache, which is not behind, until it catches up.
+    pub handlers_behind: bool,
     /// How many handlers its cache notifies ([`crate::Client::handlers`]), each judged on its own.
     pub handlers: u8,
     pub cache: &'a Cache,

@@ -215,6 +215,7 @@ impl<C: Client> System<C> {
             scheduled: c.has_timer()
                 || (conn.is_some_and(|k| k.dead) && c.dead_connection_noticed_after().is_some()),
             queued: c.queued(),
+            handlers_behind: c.handlers_behind(),
             handlers: c.handlers(),
             cache: c.cache(),
         }

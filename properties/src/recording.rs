@@ -27,6 +27,8 @@ pub struct Shown {
     pub scheduled: bool,
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
     pub queued: bool,
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "std::ops::Not::not"))]
+    pub handlers_behind: bool,
     /// How many handlers it notifies (1 unless it says more).
     #[cfg_attr(feature = "serde", serde(default = "one", skip_serializing_if = "is_one"))]
     pub handlers: u8,
@@ -55,6 +57,7 @@ impl Shown {
             connected: view.connected,
             scheduled: view.scheduled,
             queued: view.queued,
+            handlers_behind: view.handlers_behind,
             handlers: view.handlers,
             cache: view.cache.objects().copied().collect(),
         }
@@ -169,6 +172,7 @@ impl Observations for Recorded<'_> {
             connected: s.connected,
             scheduled: s.scheduled,
             queued: s.queued,
+            handlers_behind: s.handlers_behind,
             handlers: s.handlers,
             cache: &self.caches[i],
         }

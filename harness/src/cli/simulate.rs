@@ -32,7 +32,8 @@ fault kinds (--fault-kinds; each seed draws its own mix):
   silent-death      a connection dies silently, half-open (A9)
   slow-progress     a streaming list's wait for a fresh cache runs out (A12)
   garbled-line      a watch line arrives that does not decode (clients on the wire)
-  slow-consumer     a client's consumer falls behind its reflector (C7)
+  slow-consumer     a client's consumer falls behind its reflector (C7), or a client-go handler
+                    behind its gate (,slow-handler)
   401 403 404 422   a request gets that status: a token expired, an RBAC change, the resource no
                     longer served, options that do not validate (A15)
   410               a WATCH gets 410 Expired as a status, before its stream opens (A15)

@@ -1,7 +1,10 @@
 //! `notifications-match-cache` (C7): the handlers' notifications add up to the cache. Folding them
 //! (add, update, delete, delete with final state unknown) gives the cache after every step, and each
 //! names the object the handlers last saw. A client with several handlers (client-go's informer: each
-//! has its own queue) is judged handler by handler.
+//! has its own queue) is judged handler by handler. While a handler is held with notifications
+//! waiting for it (`ClientView::handlers_behind`: a slow handler's backlog, the cache up to date), the
+//! fold is compared with the cache only once it has caught up; each notification is still judged
+//! against what the handler was last told as it comes.
 
 use listwatch_model::{Key, Notification, Object, Observed};
 use litemap::LiteMap;
@@ -87,6 +90,9 @@ impl Guarantee for State {
         self.size(obs);
         obs.client_ids().find_map(|c| {
             let view = obs.client(c);
+            if view.handlers_behind {
+                return None;
+            }
             self.clients[usize::from(c.0)].iter().enumerate().find_map(|(h, told)| {
                 let told = &told.objects;
                 let differs = told.len() != view.cache.len()

@@ -56,6 +56,9 @@ impl Guarantee for State {
                 (false, true) => "reports ready before any full LIST reached its cache",
                 // A list that arrived but waits unread (the client sleeps a backoff) has not reached
                 // it; a waiter that polls sees it at its next poll, which is scheduled.
+                // A held handler that has not been told the whole list yet holds back the readiness
+                // of code that waits for it (a handler registration's HasSynced).
+                (true, false) if view.handlers_behind => continue,
                 (true, false) if view.between_events && polled => {
                     "is not ready although its waiters polled after a full LIST reached its cache"
                 }

@@ -106,7 +106,9 @@ func pageSizeLister(lw *cache.ListWatch, n int64) {
 
 // runInformer is a SharedIndexInformer with the program's handler (and, with env.Transform, the
 // strict transform), and the waiters on its HasSynced; with env.PanicOnce, a handler that panics
-// once, and the waiters on its registration's HasSynced.
+// once; with env.SlowHandler, the handler behind a gate the harness holds (env.Holdable). With
+// either, the waiters wait on the handler registration's HasSynced where the release has one (v0.27
+// on), as a controller waits for its own handler to have been told of the first list.
 func runInformer(env *listwatchtest.Env) error {
 	lw, err := listWatch(env)
 	if err != nil {
@@ -119,12 +121,18 @@ func runInformer(env *listwatchtest.Env) error {
 			return fmt.Errorf("setting the transform: %w", err)
 		}
 	}
-	synced := informer.HasSynced
+	synced, h := informer.HasSynced, env.Handler()
 	if env.PanicOnce {
-		if synced, err = addPanickingHandler(env, informer); err != nil {
-			return fmt.Errorf("adding the panicking event handler: %w", err)
+		h = panickingHandler(env)
+	}
+	if env.SlowHandler {
+		h = env.Holdable(h)
+	}
+	if env.PanicOnce || (env.SlowHandler && hasRegistrationSynced) {
+		if synced, err = addHandlerSynced(informer, h); err != nil {
+			return fmt.Errorf("adding the event handler: %w", err)
 		}
-	} else if err := addEventHandler(informer, env.Handler()); err != nil {
+	} else if err := addEventHandler(informer, h); err != nil {
 		return fmt.Errorf("adding the event handler: %w", err)
 	}
 	if err := addMoreHandlers(env, informer); err != nil {

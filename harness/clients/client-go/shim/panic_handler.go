@@ -21,13 +21,12 @@ func panicOnce(h cache.ResourceEventHandlerFuncs) cache.ResourceEventHandlerFunc
 	}
 }
 
-// addPanickingHandler adds the program's handler with the bug of panicOnce, in a program that lets
+// panickingHandler is the program's handler with the bug of panicOnce, in a program that lets
 // client-go recover handler panics (utilruntime.ReallyCrash false: processorListener.run then skips
-// to the next notification a second later; with the default, true, the process dies), and returns
-// the handler registration's HasSynced (v0.27 on: the handler has been told of the first list), on
-// which the waiters wait.
-func addPanickingHandler(env *listwatchtest.Env, informer cache.SharedIndexInformer) (func() bool, error) {
+// to the next notification a second later; with the default, true, the process dies). The waiters
+// wait on its registration's HasSynced (v0.27 on: the handler has been told of the first list).
+func panickingHandler(env *listwatchtest.Env) cache.ResourceEventHandlerFuncs {
 	utilruntime.ReallyCrash = false
 	env.OnStop(func() { utilruntime.ReallyCrash = true })
-	return addHandlerSynced(informer, panicOnce(env.Handler()))
+	return panicOnce(env.Handler())
 }

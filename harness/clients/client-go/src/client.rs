@@ -57,6 +57,8 @@ pub struct ClientGoClient {
     held: bool,
     /// Keys with deltas the consumer has not popped.
     queued: bool,
+    /// A handler behind `,slow-handler`'s gate has notifications waiting at it.
+    behind: bool,
 }
 
 impl ClientGoClient {
@@ -81,6 +83,7 @@ impl ClientGoClient {
             holdable: false,
             held: false,
             queued: false,
+            behind: false,
         }
     }
 
@@ -201,6 +204,7 @@ impl ClientGoClient {
         self.unread = reply["unread"].as_u64().unwrap_or(0) > 0 || reply["end_unread"] == Value::Bool(true);
         self.holdable = reply["holdable"] == Value::Bool(true);
         self.queued = reply["queued"].as_u64().unwrap_or(0) > 0;
+        self.behind = reply["behind"].as_u64().unwrap_or(0) > 0;
         if let Some(why) = reply["halted"].as_str() {
             self.halted.get_or_insert(why.to_string());
         }
@@ -291,6 +295,9 @@ impl Client for ClientGoClient {
         if self.config.panic_handler {
             start["panic_handler"] = Value::Bool(true);
         }
+        if self.config.slow_handler {
+            start["slow_handler"] = Value::Bool(true);
+        }
         if let Some(t) = self.config.resync_secs {
             start["resync_ms"] = json!(u64::from(t) * 1000);
         }
@@ -362,6 +369,10 @@ impl Client for ClientGoClient {
 
     fn queued(&self) -> bool {
         self.queued
+    }
+
+    fn handlers_behind(&self) -> bool {
+        self.behind
     }
 
     fn halted(&self) -> Option<String> {

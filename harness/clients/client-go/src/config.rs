@@ -10,7 +10,7 @@ pub const PINNED: &str = "v0.37.2";
 pub const WAITERS: usize = 3;
 
 /// What a configuration's spec may add to its name, with what each does (`listwatch clients`).
-pub const OPTIONS: [(&str, &str); 7] = [
+pub const OPTIONS: [(&str, &str); 8] = [
     ("@vX.Y.Z", "that release's program (scripts/build-client-go vX.Y.Z builds it)"),
     (",waiters=N", "N tasks (1 to 16) call WaitForCacheSync from the start; 3 by default"),
     (",timeout=Ns", "rest.Config.Timeout, the HTTP client's timeout, 1 to 3600 s; none by default"),
@@ -26,6 +26,10 @@ pub const OPTIONS: [(&str, &str); 7] = [
     (
         ",panic-handler",
         "a handler that panics once, recovered by client-go (the SharedIndexInformer configurations that LIST, v0.27 on)",
+    ),
+    (
+        ",slow-handler",
+        "the first handler behind a gate the simulator holds (slow-consumer): a handler that is slow or blocks (the SharedIndexInformer configurations)",
     ),
 ];
 
@@ -162,6 +166,13 @@ pub struct ClientGo {
     /// configurations that LIST first, v0.27 on (a registration has `HasSynced` from then; a
     /// streaming list's `Replace` takes its objects from a map, whose order a panic would show).
     pub panic_handler: bool,
+    /// `,slow-handler`: the informer's first handler is behind a gate (`listwatchtest`'s
+    /// `Env.Holdable`) that the simulator's slow-consumer fault closes and opens: while closed, the
+    /// handler's goroutine blocks before its next call and client-go keeps what follows in that
+    /// handler's buffer. The waiters wait on the handler registration's `HasSynced` where the release
+    /// has one (v0.27 on). SharedIndexInformer configurations; a Go user's code offers it through
+    /// `Env.SlowHandler`.
+    pub slow_handler: bool,
     /// For a Go user's client ([`Lists::Go`]): the package directory and the test that registers
     /// it; `binary` is then that package's test binary.
     pub go: Option<GoTest>,
@@ -192,6 +203,7 @@ impl ClientGo {
             handlers: 1,
             transform: false,
             panic_handler: false,
+            slow_handler: false,
             go: None,
         };
         vec![
@@ -320,6 +332,10 @@ impl ClientGo {
                     }
                     config.panic_handler = true;
                 }
+                None if option == "slow-handler" => {
+                    config.informer_option(spec, option, 0, "")?;
+                    config.slow_handler = true;
+                }
                 _ => {
                     let known: Vec<&str> = OPTIONS.iter().filter_map(|(o, _)| o.strip_prefix(',')).collect();
                     return Err(format!("{spec:?}: unknown option {option:?} (known: {})", known.join(", ")));
@@ -385,6 +401,9 @@ impl ClientGo {
         }
         if self.panic_handler {
             s.push_str(",panic-handler");
+        }
+        if self.slow_handler {
+            s.push_str(",slow-handler");
         }
         s
     }
@@ -594,6 +613,23 @@ mod tests {
         assert!(streams.contains("an informer that LISTs"), "{streams}");
         let c = ClientGo { panic_handler: true, transform: true, ..ClientGo::all_named().remove(1) };
         assert_eq!(c.spec(), "client-go-no-watchlist,transform,panic-handler");
+    }
+
+    /// `,slow-handler` is a SharedIndexInformer's, in every release (the gate is the program's own),
+    /// and goes with the other handler options; it spells itself back.
+    #[test]
+    fn slow_handler_is_for_informers() {
+        let fifo = refused("client-go-fifo,slow-handler");
+        assert!(fifo.contains("slow-handler is for the SharedIndexInformer configurations"), "{fifo}");
+        let c = ClientGo {
+            slow_handler: true,
+            panic_handler: true,
+            handlers: 1,
+            ..ClientGo::all_named().remove(1)
+        };
+        assert_eq!(c.spec(), "client-go-no-watchlist,panic-handler,slow-handler");
+        let c = ClientGo { slow_handler: true, handlers: 3, ..ClientGo::all_named().remove(0) };
+        assert_eq!(c.spec(), "client-go,handlers=3,slow-handler");
     }
 
     /// `,resync=` is for the configurations whose store resyncs into handlers; it spells itself back.

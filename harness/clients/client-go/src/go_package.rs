@@ -1,4 +1,4 @@
-//! A Go user's own client: `go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N]` names a test in the Go package
+//! A Go user's own client: `go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N][,slow-handler]` names a test in the Go package
 //! at DIR that registers its code with the `listwatchtest` package (`harness/listwatchtest`). The
 //! package's test binary serves listwatch's protocol for that test, as the client-go shim does for
 //! its modes: the same processes, bubbles and replies. The binary is the one `LISTWATCH_GO_TEST_BINARY`
@@ -10,7 +10,7 @@ use std::process::Command;
 use crate::config::{handlers_option, seconds_option, waiters_option, ClientGo, GoTest, Lists, WAITERS};
 
 /// The spec [`parse`] reads.
-const USAGE: &str = "go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N]";
+const USAGE: &str = "go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N][,slow-handler]";
 
 /// The configuration a `go:` spec names, its test binary built.
 pub fn parse(spec: &str) -> Result<ClientGo, String> {
@@ -33,6 +33,7 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
         handlers: 1,
         transform: false,
         panic_handler: false,
+        slow_handler: false,
         go: None,
     };
     let mut test = None;
@@ -45,6 +46,7 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
             Some(("timeout", t)) => config.timeout_secs = Some(seconds_option(spec, "timeout", t)?),
             Some(("resync", t)) => config.resync_secs = Some(seconds_option(spec, "resync", t)?),
             Some(("handlers", n)) => config.handlers = handlers_option(spec, n)?,
+            None if option == "slow-handler" => config.slow_handler = true,
             _ => {
                 return Err(format!(
                     "{spec:?}: unknown option {option:?} (expected {USAGE}; test names the Go test that calls listwatchtest.Run)"
@@ -75,6 +77,9 @@ pub fn spec(config: &ClientGo, go: &GoTest) -> String {
     }
     if config.handlers != 1 {
         s.push_str(&format!(",handlers={}", config.handlers));
+    }
+    if config.slow_handler {
+        s.push_str(",slow-handler");
     }
     s
 }
@@ -148,5 +153,18 @@ mod tests {
         assert!(parse("go:.").unwrap_err().contains("which test?"));
         assert!(parse("go:/nonexistent/pkg,test=TestX").unwrap_err().contains("is not a directory"));
         assert!(parse("go:.,test=TestX,page=3").unwrap_err().contains("unknown option"));
+    }
+
+    /// The options a `go:` spec takes spell themselves back in the same order.
+    #[test]
+    fn a_spec_spells_its_options_back() {
+        let config = ClientGo {
+            resync_secs: Some(10),
+            handlers: 2,
+            slow_handler: true,
+            ..ClientGo::all_named().remove(0)
+        };
+        let go = GoTest { dir: "/src/myctl".to_string(), test: "TestMine".to_string() };
+        assert_eq!(spec(&config, &go), "go:/src/myctl,test=TestMine,resync=10s,handlers=2,slow-handler");
     }
 }

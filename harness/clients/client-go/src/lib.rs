@@ -32,7 +32,8 @@ impl Clients for ClientGo {
     fn over_the_wire(&self) -> bool {
         true
     }
+    /// The DeltaFIFO controller's consumer loop, and a handler behind `,slow-handler`'s gate.
     fn consumer_lever(&self) -> bool {
-        self.lists == config::Lists::Fifo
+        self.lists == config::Lists::Fifo || self.slow_handler
     }
 }

@@ -342,3 +342,35 @@ fn a_bare_reflector_says_what_it_cannot_be_judged_by_and_is_judged_by_its_cache(
     assert!(s.tally.witnessed[Property::CacheIsSnapshot as usize] > 0, "its cache is judged");
     assert!(campaign::json(&c, &s).contains("\"not_judged\""));
 }
+
+/// `,slow-handler`: the handler is held while the first LIST comes in. client-go's store takes the
+/// list at once and the handler's notifications wait at its gate: the view says the handlers are
+/// behind (and the cache not), and `notifications-match-cache` waits for it. Released, the handler
+/// is told the object and catches up.
+#[test]
+fn a_held_handler_lags_its_cache_until_released() {
+    let config = scope::world(Scope::Small, Flaws::NONE, "slow-consumer").expect("a world").config;
+    let k = client("client-go-no-watchlist,waiters=1,slow-handler");
+    let (mut system, _) = System::start_with(config, |id| k.make(&config, 0, id));
+    let c = ClientId(0);
+    let take = |system: &mut System<_>, wanted: &dyn Fn(&Action) -> bool| {
+        let mut actions = Vec::new();
+        system.actions(&mut actions);
+        let a =
+            *actions.iter().find(|a| wanted(a)).unwrap_or_else(|| panic!("no such action in {actions:?}"));
+        system.apply(a)
+    };
+    take(&mut system, &|a| matches!(a, Action::Create(_)));
+    take(&mut system, &|a| matches!(a, Action::Ingest(_)));
+    take(&mut system, &|a| matches!(a, Action::Route(r, _) if *r == c));
+    take(&mut system, &|a| matches!(a, Action::Fault(listwatch_model::Fault::HoldConsumer(r)) if *r == c));
+    let seen = take(&mut system, &|a| matches!(a, Action::Deliver(r) if *r == c));
+    let view = system.view(c);
+    assert!(view.handlers_behind, "the held handler has the LIST's ADD waiting");
+    assert!(!view.queued, "the cache is not behind");
+    assert_eq!(view.cache.len(), 1, "the store took the list");
+    assert!(!seen.iter().any(|o| matches!(o, Observed::Notified { .. })), "nobody was told yet: {seen:?}");
+    let seen = take(&mut system, &|a| matches!(a, Action::ReleaseConsumer(r) if *r == c));
+    assert!(seen.iter().any(|o| matches!(o, Observed::Notified { .. })), "released, it is told: {seen:?}");
+    assert!(!system.view(c).handlers_behind);
+}
