@@ -442,7 +442,12 @@ impl ApiServer {
             // ERROR 500 over an etcd without progress requests); without, a plain watch from now.
             // Found by `conformance http` (the storage-level `conformance apiserver` has no
             // handler). Simplified: "" and "0" are one `WatchFrom::Now`, taken as "0" (any RV),
-            // which is what listwatch's clients send.
+            // which is what listwatch's clients send. With "" the defaulted streaming list is a
+            // consistent one (no RV: `Cacher.getWatchCacheResourceVersion` takes etcd's current
+            // revision, and the cacher waits for it), which differs from "0" only while the cache
+            // lags etcd; `conformance http` cannot hold a server's cache back, and the storage layer
+            // (`conformance apiserver`, whose watch from "" also runs while the cache is held) has no
+            // defaulting: there "" is "0", the cacher's "legacy case".
             Request::Watch { from: WatchFrom::Now, bookmarks: true, .. } if self.watch_list => {
                 self.watch_list(client, ListRv::Any, true, store)
             }

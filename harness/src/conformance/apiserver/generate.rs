@@ -161,10 +161,13 @@ fn draw_any(rng: &mut Rng, model: &ModelServer, draws: Draws) -> ApiOp {
         66..=71 => ApiOp::List { rv: Rv::Consistent, limit: Some(1) },
         72..=85 => {
             let from = rng.chance(3, 4).then(|| between(rng, 0, rev + 2));
-            ApiOp::Watch { id, from, bookmarks: rng.chance(1, 2) }
+            // Half the watches from "0" send no resourceVersion instead, chosen by what was drawn
+            // already, so that every other operation of a sequence stays as it was.
+            let unset = from.is_none() && (key ^ id) & 1 == 1;
+            ApiOp::Watch { id, from, unset, bookmarks: rng.chance(1, 2) }
         }
         86..=91 if !draws.watch_list => {
-            ApiOp::Watch { id, from: Some(between(rng, 0, rev)), bookmarks: true }
+            ApiOp::Watch { id, from: Some(between(rng, 0, rev)), unset: false, bookmarks: true }
         }
         86..=91 => {
             let rv = match rng.below(3) {
@@ -251,6 +254,8 @@ mod tests {
         assert!(has(&|o| matches!(o, ApiOp::List { rv: Rv::Exact(_), limit: Some(_) })));
         assert!(has(&|o| matches!(o, ApiOp::Continue { .. })));
         assert!(has(&|o| matches!(o, ApiOp::Watch { from: Some(_), bookmarks: true, .. })));
+        assert!(has(&|o| matches!(o, ApiOp::Watch { from: None, unset: true, .. })));
+        assert!(has(&|o| matches!(o, ApiOp::Watch { from: None, unset: false, .. })));
         assert!(has(&|o| matches!(o, ApiOp::WatchList { rv: Rv::Consistent, .. })));
         assert!(has(&|o| matches!(o, ApiOp::Stop { .. })));
         assert!(has(&|o| matches!(o, ApiOp::HoldCache)) && has(&|o| matches!(o, ApiOp::ReleaseCache)));

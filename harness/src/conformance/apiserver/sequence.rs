@@ -45,11 +45,15 @@ pub enum ApiOp {
     },
     /// The next page of the last LIST that returned a continue token (A13).
     Continue { limit: u8 },
-    /// WATCH `id` from `from` (A3, A4), "0" when absent.
+    /// WATCH `id` from `from` (A3, A4), "0" when absent, or with no resourceVersion at all when
+    /// `unset` (A3 gives it the meaning of "0": every release serves it from the cache, see
+    /// [`crate::conformance::apiserver::model_side`]).
     Watch {
         id: u8,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         from: Option<u32>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unset: bool,
         bookmarks: bool,
     },
     /// A streaming list on watch `id` (A12).
@@ -172,10 +176,13 @@ impl std::fmt::Display for ApiOp {
             ApiOp::List { rv, limit: None } => write!(f, "LIST {rv}"),
             ApiOp::List { rv, limit: Some(l) } => write!(f, "LIST {rv} limit={l}"),
             ApiOp::Continue { limit } => write!(f, "LIST limit={limit} continue=<last token>"),
-            ApiOp::Watch { id, from: None, bookmarks } => {
+            ApiOp::Watch { id, from: None, unset: true, bookmarks } => {
+                write!(f, "WATCH w{id} rv unset{}", marks(*bookmarks))
+            }
+            ApiOp::Watch { id, from: None, bookmarks, .. } => {
                 write!(f, "WATCH w{id} rv=\"0\"{}", marks(*bookmarks))
             }
-            ApiOp::Watch { id, from: Some(x), bookmarks } => {
+            ApiOp::Watch { id, from: Some(x), bookmarks, .. } => {
                 write!(f, "WATCH w{id} rv={x}{}", marks(*bookmarks))
             }
             ApiOp::WatchList { id, rv } => write!(f, "WATCH w{id} sendInitialEvents {rv}"),

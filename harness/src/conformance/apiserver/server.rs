@@ -556,8 +556,12 @@ impl Run<'_> {
                 Some(token) => serde_json::json!({"op": "list", "limit": limit, "continue": token}),
                 None => return Ok(ApiAnswer::Nothing),
             },
-            ApiOp::Watch { id, from, bookmarks } => {
-                let rv = from.map_or("0".to_string(), |x| (base + i64::from(x)).to_string());
+            ApiOp::Watch { id, from, unset, bookmarks } => {
+                let rv = match from {
+                    Some(x) => (base + i64::from(*x)).to_string(),
+                    None if *unset => String::new(),
+                    None => "0".to_string(),
+                };
                 self.stop(*id, at)?;
                 serde_json::json!({"op": "watch", "watch": self.number(*id), "rv": rv, "bookmarks": bookmarks})
             }
