@@ -376,14 +376,11 @@ impl ClientGo {
 
     /// The spec [`Self::parse`] reads back.
     pub fn spec(&self) -> String {
-        if let Some(go) = &self.go {
-            return crate::go_package::spec(self, go);
-        }
-        let mut s = self.name.to_string();
-        if self.version != PINNED {
-            s.push('@');
-            s.push_str(&self.version);
-        }
+        let mut s = match &self.go {
+            Some(go) => crate::go_package::head(go),
+            None if self.version != PINNED => format!("{}@{}", self.name, self.version),
+            None => self.name.to_string(),
+        };
         if self.waiters != WAITERS {
             s.push_str(&format!(",waiters={}", self.waiters));
         }
