@@ -307,11 +307,7 @@ impl ClientGo {
                     config.resync_secs = Some(seconds_option(spec, "resync", t)?);
                 }
                 Some(("handlers", n)) => {
-                    if !config.lists.is_shared_informer() {
-                        return Err(format!(
-                            "{spec:?}: handlers is for the SharedIndexInformer configurations"
-                        ));
-                    }
+                    config.shared_informer_only(spec, "handlers")?;
                     config.handlers = handlers_option(spec, n)?;
                 }
                 None if option == "transform" => {
@@ -333,7 +329,7 @@ impl ClientGo {
                     config.panic_handler = true;
                 }
                 None if option == "slow-handler" => {
-                    config.informer_option(spec, option, 0, "")?;
+                    config.shared_informer_only(spec, option)?;
                     config.slow_handler = true;
                 }
                 _ => {
@@ -365,11 +361,18 @@ impl ClientGo {
     /// Whether this configuration takes `option`, an option of the SharedIndexInformer configurations
     /// from client-go v0.`since` (which brought `what`); why not if it does not.
     fn informer_option(&self, spec: &str, option: &str, since: u32, what: &str) -> Result<(), String> {
-        if !self.lists.is_shared_informer() {
-            return Err(format!("{spec:?}: {option} is for the SharedIndexInformer configurations"));
-        }
+        self.shared_informer_only(spec, option)?;
         if self.minor() < since {
             return Err(format!("{spec:?}: {option} needs client-go v0.{since} or later ({what})"));
+        }
+        Ok(())
+    }
+
+    /// Whether this configuration takes `option`, an option of the SharedIndexInformer configurations
+    /// in every release; why not if it does not.
+    fn shared_informer_only(&self, spec: &str, option: &str) -> Result<(), String> {
+        if !self.lists.is_shared_informer() {
+            return Err(format!("{spec:?}: {option} is for the SharedIndexInformer configurations"));
         }
         Ok(())
     }

@@ -128,7 +128,9 @@ impl ApiSequence {
             let bad = match op {
                 ApiOp::Put { key, .. } | ApiOp::Delete { key } => *key > MAX_KEY,
                 ApiOp::DeleteAll { keys } => keys.is_empty() || keys.iter().any(|k| *k > MAX_KEY),
-                ApiOp::Watch { id, .. } | ApiOp::WatchList { id, .. } | ApiOp::Stop { id } => *id > MAX_WATCH,
+                // A watch with no resourceVersion has no RV to start from either.
+                ApiOp::Watch { id, from, unset, .. } => *id > MAX_WATCH || (*unset && from.is_some()),
+                ApiOp::WatchList { id, .. } | ApiOp::Stop { id } => *id > MAX_WATCH,
                 ApiOp::Compact { rev } => *rev == 0,
                 ApiOp::List { limit, .. } => *limit == Some(0),
                 ApiOp::Continue { limit } => *limit == 0,
@@ -137,7 +139,8 @@ impl ApiSequence {
             if bad {
                 return Err(format!(
                     "operation {i}: {op:?} is out of range (keys 0..={MAX_KEY}, watches 0..={MAX_WATCH}, \
-                     compaction above 0, limits above 0, a multi-key delete names a key)"
+                     compaction above 0, limits above 0, a multi-key delete names a key, a watch with \
+                     no resourceVersion has no `from`)"
                 ));
             }
         }
@@ -198,5 +201,26 @@ fn marks(on: bool) -> &'static str {
         " allowWatchBookmarks"
     } else {
         ""
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file whose watch has no resourceVersion and a `from` too is refused, naming the operation;
+    /// either alone is read.
+    #[test]
+    fn a_watch_with_no_rv_and_a_from_is_refused() {
+        let file = |watch: &str| format!(r#"{{"format": "{}", "ops": [{watch}]}}"#, ApiSequence::FORMAT);
+        let both = ApiSequence::parse(&file(
+            r#"{"op": "watch", "id": 0, "from": 3, "unset": true, "bookmarks": true}"#,
+        ));
+        assert!(both.unwrap_err().starts_with("operation 0:"));
+        let unset =
+            ApiSequence::parse(&file(r#"{"op": "watch", "id": 0, "unset": true, "bookmarks": true}"#));
+        assert!(matches!(unset.unwrap().ops[..], [ApiOp::Watch { from: None, unset: true, .. }]));
+        let from = ApiSequence::parse(&file(r#"{"op": "watch", "id": 0, "from": 3, "bookmarks": false}"#));
+        assert!(matches!(from.unwrap().ops[..], [ApiOp::Watch { from: Some(3), unset: false, .. }]));
     }
 }
