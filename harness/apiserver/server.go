@@ -55,12 +55,12 @@ var (
 	gr          = schema.GroupResource{Resource: "pods"}
 )
 
-// cacherConfig is the cacher's configuration for the store, the fields every release has.
+// cacherConfig is the cacher's configuration for the store: the fields every release has, and the
+// resource's name where the release's cacher takes one (cache_config*.go).
 func cacherConfig(store storage.Interface) cacher.Config {
-	return cacher.Config{
+	c := cacher.Config{
 		Storage:        store,
 		Versioner:      versioner,
-		GroupResource:  gr,
 		ResourcePrefix: resourcePrefix,
 		KeyFunc:        func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(resourcePrefix, obj) },
 		GetAttrsFunc:   storage.DefaultNamespaceScopedAttr,
@@ -69,6 +69,8 @@ func cacherConfig(store storage.Interface) cacher.Config {
 		Codec:          codec,
 		Clock:          clock.RealClock{},
 	}
+	nameResource(&c)
+	return c
 }
 
 // stack is one release's storage stack for the resource, built by that release's constructors
@@ -322,7 +324,10 @@ func (s *server) delete(ctx context.Context, key int) answer {
 		return failure(err)
 	}
 	s.lastWatched = rev
-	return answer{Rev: rev, Keys: []int{key}}
+	// The object Delete answers is what a client's DELETE gets back: its content before the delete,
+	// with the RV the release stamps on it (A6; ApiServerRelease::deleted_object).
+	o := pod(out)
+	return answer{Rev: rev, Keys: []int{key}, Object: &o}
 }
 
 // deleteAll deletes several keys in one etcd transaction, at one revision, as a lease revoke does (E8).
@@ -395,8 +400,7 @@ func (s *server) watch(ctx context.Context, req *request) answer {
 	opts := storage.ListOptions{ResourceVersion: req.RV, ResourceVersionMatch: metav1.ResourceVersionMatch(req.Match),
 		Predicate: predicate(0, "", req.Marks), Recursive: true}
 	if req.Initial {
-		t := true
-		opts.SendInitialEvents = &t
+		sendInitialEvents(&opts)
 	}
 	// The watch outlives this request: its own context, ended by stop.
 	w, err := s.stack.store.Watch(context.Background(), resourcePrefix, opts)

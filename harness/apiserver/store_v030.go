@@ -1,4 +1,4 @@
-//go:build apiserver_pre32
+//go:build apiserver_pre32 && !apiserver_pre29
 
 package main
 

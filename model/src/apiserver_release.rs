@@ -1,10 +1,11 @@
 //! What of the API server's behaviour depends on its release, as `conformance apiserver` found it
-//! against the watch cache and etcd3 store of real k8s.io/apiserver releases (v0.29.6 to v0.37.2), and
+//! against the watch cache and etcd3 store of real k8s.io/apiserver releases (v0.25.16 to v0.37.2), and
 //! as the upstream source at those tags explains each difference. A world over "API server vX.Y.Z"
 //! (`--apiserver` on `check`, `simulate` and the conformance commands) takes its servers' settings from
 //! here, beside [`crate::EtcdRelease`]'s.
 
 use crate::api::ApiError;
+use crate::types::{Object, Rev};
 
 /// A k8s.io/apiserver release, `v0.minor.patch` (Kubernetes `1.minor.patch`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -69,6 +70,38 @@ impl ApiServerRelease {
     pub fn resilient_cache_init(self) -> bool {
         self.minor >= 31
     }
+
+    /// A2: whether a LIST served from the watch cache (`rv="0"`, NotOlderThan) has its items in key
+    /// order, as etcd's have. PR #113730 ("fix inconsistency issues for both etcd3 and watchcache")
+    /// sorts them in `WaitUntilFreshAndList`, from v0.27 (read in `pkg/storage/cacher/watch_cache.go`
+    /// at v0.26.15, where they come from a `List` of the cache's store, a Go map, and v0.27.16).
+    /// Before, their order changes from run to run; the model answers in key order, one of them, and
+    /// conformance takes the items as a set there.
+    pub fn cache_lists_in_key_order(self) -> bool {
+        self.minor >= 27
+    }
+
+    /// A3: whether the synthetic ADDEDs that open a watch from "0" (and a streaming list's, A12) come
+    /// in key order. The watch cache makes them from a `List` of its store, a Go map
+    /// (`newCacheIntervalFromStore`); PR #120897 ("Ensure that initial events are sorted for
+    /// WatchList") sorts them by key, from v0.30.0 and v0.29.4 (read in
+    /// `pkg/storage/cacher/watch_cache_interval.go` at v0.28.15, v0.29.3, v0.29.4 and v0.30.0). Before,
+    /// their order is the map's and changes from run to run. The model sends them in key order, one
+    /// of the orders such a release may send; conformance takes them as a set there.
+    pub fn initial_events_in_key_order(self) -> bool {
+        self.minor >= 30 || (self.minor == 29 && self.patch >= 4)
+    }
+
+    /// A6 for a DELETE's own answer: the object the storage layer's `Delete` returns, `last` as it
+    /// was before the delete at `deleted_at`. From v0.26 it carries the deletion RV, as the watch's
+    /// DELETED event does; before, the object's own last RV, so that a client that took a DELETE's
+    /// answer as "the current RV" went back in time. kubernetes#113368, fixed by PR #113369: the
+    /// etcd3 store's `conditionalDelete` decodes with `origState.rev` at v0.25.16 and with
+    /// `deleteResp.Header.Revision` at v0.26.15 (`pkg/storage/etcd3/store.go`).
+    pub fn deleted_object(self, last: Object, deleted_at: Rev) -> Object {
+        let rv = if self.minor >= 26 { deleted_at } else { last.rv };
+        Object { rv, ..last }
+    }
 }
 
 impl std::fmt::Display for ApiServerRelease {
@@ -108,6 +141,15 @@ mod tests {
         assert!(!from_cache("v0.30.14") && from_cache("v0.31.0") && from_cache("v0.37.2"));
         let resilient = |v| of(v).resilient_cache_init();
         assert!(!resilient("v0.30.14") && resilient("v0.31.0") && resilient("v0.37.2"));
+        let listed = |v| of(v).cache_lists_in_key_order();
+        assert!(!listed("v0.26.15") && listed("v0.27.0") && listed("v0.37.2"));
+        let sorted = |v| of(v).initial_events_in_key_order();
+        assert!(!sorted("v0.28.15") && !sorted("v0.29.3") && sorted("v0.29.4") && sorted("v0.30.0"));
+        let last = Object { key: crate::Key(1), uid: crate::Uid(Rev(2)), rv: Rev(3), version: 2 };
+        let deleted = |v| of(v).deleted_object(last, Rev(7));
+        assert_eq!(deleted("v0.25.16"), last, "the object's own RV");
+        assert_eq!(deleted("v0.26.0"), Object { rv: Rev(7), ..last }, "the deletion RV");
+        assert_eq!(deleted("v0.37.2"), Object { rv: Rev(7), ..last });
     }
 
     /// What the model's server answers under each release's rules (A2, A12).

@@ -196,6 +196,35 @@ mod tests {
         assert_eq!(shortest.ops.first(), Some(&ApiOp::HoldCache), "{shortest:?}: {diff}");
     }
 
+    /// A6 on a DELETE's own answer: a release that answers the object with its own last RV (before
+    /// v0.26, kubernetes#113368) differs from the newest at the delete, and the rule is named; over
+    /// HTTP, where the registry may answer a Status instead, the object is not compared.
+    #[test]
+    fn a_delete_answers_its_object_with_the_rv_its_release_stamps() {
+        let seq =
+            ApiSequence::new(None, None, vec![ApiOp::Put { key: 0, other: false }, ApiOp::Delete { key: 0 }]);
+        let setup = |release: &str, handlers| ModelSetup {
+            tombstones: DROP,
+            plant: Plant::None,
+            progress_requests: true,
+            release: ApiServerRelease::parse(release).unwrap(),
+            watch_list: true,
+            pagination: true,
+            handlers,
+        };
+        let newest = model_transcript(&seq, setup("v0.37.2", false));
+        let deleted = |t: &ApiTranscript| t.steps[1].answer.clone();
+        let at = |rv| Obj { key: 0, created: 1, rv, version: 1 };
+        assert_eq!(deleted(&newest), Some(ApiAnswer::Deleted { rev: 2, keys: vec![0], object: Some(at(2)) }));
+        let older = model_transcript(&seq, setup("v0.25.16", false));
+        assert_eq!(deleted(&older), Some(ApiAnswer::Deleted { rev: 2, keys: vec![0], object: Some(at(1)) }));
+        let diff = first_difference(&seq, &newest, &older).expect("the releases differ at the delete");
+        assert!(diff.place.starts_with("step 1 (") && diff.place.contains("breaks A6"), "{diff}");
+        assert_eq!(model_transcript(&seq, setup("v0.26.15", false)), newest);
+        let http = model_transcript(&seq, setup("v0.37.2", true));
+        assert_eq!(deleted(&http), Some(ApiAnswer::Deleted { rev: 2, keys: vec![0], object: None }));
+    }
+
     #[test]
     fn a_sequence_file_round_trips_and_bad_ones_are_named() {
         let seq = generate::sequence(5, 1, 30, Draws::ALL);

@@ -189,17 +189,27 @@ impl ModelServer {
                 let prefix = if other { Prefix::Other } else { Prefix::Watched };
                 ApiAnswer::Written { rev: store.put(prefix, Key(key)).mod_rev.0 }
             }
-            ApiOp::Delete { key } => match store.delete(Prefix::Watched, Key(key)) {
-                Ok(rev) => ApiAnswer::Deleted { rev: rev.0, keys: vec![key] },
-                Err(_) => ApiAnswer::Deleted { rev: store.rev().0, keys: vec![] },
-            },
+            ApiOp::Delete { key } => {
+                let last = store.get(Key(key)).map(|kv| kv.object());
+                match store.delete(Prefix::Watched, Key(key)) {
+                    Ok(rev) => {
+                        // A6: what the storage layer's Delete answers; over HTTP the registry decides
+                        // (the object or a Status), so it is not compared there.
+                        let answered = last.filter(|_| !self.setup.handlers);
+                        let object = answered.map(|o| obj(&self.setup.release.deleted_object(o, rev)));
+                        ApiAnswer::Deleted { rev: rev.0, keys: vec![key], object }
+                    }
+                    Err(_) => ApiAnswer::Deleted { rev: store.rev().0, keys: vec![], object: None },
+                }
+            }
             ApiOp::DeleteAll { ref keys } => {
                 let keys: Vec<Key> = keys.iter().map(|k| Key(*k)).collect();
                 match store.delete_all(Prefix::Watched, &keys) {
                     Ok((rev, deleted)) => {
-                        ApiAnswer::Deleted { rev: rev.0, keys: deleted.iter().map(|k| k.0).collect() }
+                        let keys = deleted.iter().map(|k| k.0).collect();
+                        ApiAnswer::Deleted { rev: rev.0, keys, object: None }
                     }
-                    Err(_) => ApiAnswer::Deleted { rev: store.rev().0, keys: vec![] },
+                    Err(_) => ApiAnswer::Deleted { rev: store.rev().0, keys: vec![], object: None },
                 }
             }
             ApiOp::Compact { rev } => match store.compact(Rev(rev)) {

@@ -528,7 +528,15 @@ impl Run<'_> {
                 return Err(SideError(format!("the barrier after {at} failed: {}", e.message)));
             }
             let want = expected.steps.get(i).map(|s| &s.messages);
-            let messages = self.collect(want, &at)?;
+            let mut messages = self.collect(want, &at)?;
+            let opened = match op {
+                ApiOp::Watch { id, from: None, .. } | ApiOp::WatchList { id, .. } => Some(id),
+                _ => None,
+            };
+            let unordered = !ServerUnderTest::release(&*self.server).initial_events_in_key_order();
+            if let Some(msgs) = opened.filter(|_| unordered).and_then(|id| messages.get_mut(id)) {
+                initial_events_in_key_order(msgs);
+            }
             let cache_rv = Some(self.local(synced.cache_rev));
             transcript.steps.push(ApiStep { answer: Some(answer), messages, cache_rv });
         }
@@ -596,7 +604,11 @@ impl Run<'_> {
                 Some(e) => {
                     return Err(SideError(format!("the API server failed a delete at {at}: {}", e.message)))
                 }
-                None => ApiAnswer::Deleted { rev: self.local(line.rev), keys: line.keys.clone() },
+                None => ApiAnswer::Deleted {
+                    rev: self.local(line.rev),
+                    keys: line.keys.clone(),
+                    object: line.object.as_ref().filter(|_| !self.server.handlers()).map(|o| self.obj(o)),
+                },
             },
             ApiOp::Compact { rev } => match (&line.error, line.refused.as_str()) {
                 (Some(e), _) => {
@@ -612,9 +624,15 @@ impl Run<'_> {
                 }
                 None => {
                     self.token = (!line.cont.is_empty()).then(|| line.cont.clone());
+                    let mut items: Vec<Obj> = line.items.iter().map(|o| self.obj(o)).collect();
+                    // A release whose cache lists in its store's map order may answer any order;
+                    // etcd's (and the model's) is by key.
+                    if !ServerUnderTest::release(&*self.server).cache_lists_in_key_order() {
+                        items.sort_by_key(|o| o.key);
+                    }
                     ApiAnswer::List {
                         rv: self.local(line.rev),
-                        items: line.items.iter().map(|o| self.obj(o)).collect(),
+                        items,
                         cont: self.token.as_deref().map(|t| self.decode(t)),
                     }
                 }
@@ -741,6 +759,17 @@ impl Run<'_> {
         // A watch that ended is no longer open: a later stop sends nothing.
         Ok(out)
     }
+}
+
+/// The synthetic ADDEDs that open a watch from "0" or a streaming list, in key order: a release that
+/// sends them in its store's map order ([`ApiServerRelease::initial_events_in_key_order`]) may send
+/// any order, and the model sends this one.
+fn initial_events_in_key_order(msgs: &mut [ApiMsg]) {
+    let added = msgs.iter().take_while(|m| matches!(m, ApiMsg::Added(_))).count();
+    msgs[..added].sort_by_key(|m| match m {
+        ApiMsg::Added(o) => o.key,
+        _ => u8::MAX,
+    });
 }
 
 /// Decode base64 (standard or URL alphabet, padding optional); bad input decodes to what it can.

@@ -41,10 +41,15 @@ pub enum ApiAnswer {
     Written {
         rev: u32,
     },
-    /// A delete removed `keys` at `rev` (none removed: `rev` is the current revision).
+    /// A delete removed `keys` at `rev` (none removed: `rev` is the current revision). `object` is
+    /// what a single DELETE answered at the storage layer: the object's last content with the RV its
+    /// release stamps on it (A6, [`listwatch_model::ApiServerRelease::deleted_object`]). Over HTTP it
+    /// is not compared: the registry answers the object or a `Status` naming it, by resource.
     Deleted {
         rev: u32,
         keys: Vec<u8>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        object: Option<Obj>,
     },
     Compacted {
         rev: u32,
@@ -157,6 +162,7 @@ fn rule(op: &ApiOp, m: Option<&ApiStep>, s: Option<&ApiStep>) -> &'static str {
             return "breaks A14 (429 while the cache initialises)";
         }
         return match op {
+            ApiOp::Delete { .. } if same_deletion(answers) => "breaks A6 (the RV of a DELETE's answer)",
             ApiOp::Put { .. } | ApiOp::Delete { .. } | ApiOp::DeleteAll { .. } | ApiOp::Compact { .. } => {
                 "breaks A1 (an RV is etcd's revision)"
             }
@@ -178,6 +184,17 @@ fn rule(op: &ApiOp, m: Option<&ApiStep>, s: Option<&ApiStep>) -> &'static str {
         return message_rule(all);
     }
     "breaks A2/A5 (the cache's RV after the barrier)"
+}
+
+/// Two delete answers that agree but for the object answered.
+fn same_deletion(answers: (Option<&ApiAnswer>, Option<&ApiAnswer>)) -> bool {
+    match answers {
+        (
+            Some(ApiAnswer::Deleted { rev: a, keys: x, .. }),
+            Some(ApiAnswer::Deleted { rev: b, keys: y, .. }),
+        ) => a == b && x == y,
+        _ => false,
+    }
 }
 
 fn same_token(answers: (Option<&ApiAnswer>, Option<&ApiAnswer>)) -> bool {
