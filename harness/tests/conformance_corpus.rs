@@ -106,6 +106,8 @@ fn each_rule_answers_its_file_as_the_real_release_did() {
         ("apiserver-v0.33.13.watch-list-gate-off.json", 0),
         // A2: a consistent read goes to etcd in v0.30 and does not move the cache.
         ("apiserver-v0.30.14.consistent-list-reads-etcd.json", 0),
+        // A6: a DELETE answers the object with its own last RV before kubernetes#113368 (v0.26).
+        ("apiserver-v0.25.16.delete-answers-last-rv.kubernetes-113368.json", 1),
     ];
     for (name, step) in cases {
         let (seq, release) = read(name);
@@ -119,6 +121,12 @@ fn each_rule_answers_its_file_as_the_real_release_did() {
     assert_eq!(model(&seq, release).steps[0].answer, Some(ApiAnswer::Failed { code: 500 }));
     let (seq, release) = read("apiserver-v0.33.13.watch-list-gate-off.json");
     assert_eq!(model(&seq, release).steps[0].answer, Some(ApiAnswer::Failed { code: 422 }));
+    let (seq, release) = read("apiserver-v0.25.16.delete-answers-last-rv.kubernetes-113368.json");
+    let rv = |t: ApiTranscript| match &t.steps[1].answer {
+        Some(ApiAnswer::Deleted { object: Some(o), .. }) => o.rv,
+        other => panic!("the delete answers its object: {other:?}"),
+    };
+    assert_eq!((rv(model(&seq, release)), rv(model(&seq, ApiServerRelease::NEWEST))), (1, 2));
 }
 
 #[test]
