@@ -2,7 +2,14 @@
 
 package main
 
-import "k8s.io/apiserver/pkg/storage/cacher"
+import (
+	"k8s.io/apiserver/pkg/storage/cacher"
+	"k8s.io/utils/clock"
+)
 
-// nameResource names the resource the cacher serves, for its errors and metrics (v0.26 on).
-func nameResource(c *cacher.Config) { c.GroupResource = gr }
+// releaseConfig sets what the cacher's config holds from v0.26: its clock, and the resource's name
+// for its errors and metrics.
+func releaseConfig(c *cacher.Config) {
+	c.Clock = clock.RealClock{}
+	c.GroupResource = gr
+}

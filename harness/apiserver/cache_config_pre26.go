@@ -1,8 +1,11 @@
-//go:build apiserver_pre26
+//go:build apiserver_pre26 && !apiserver_pre23
 
 package main
 
-import "k8s.io/apiserver/pkg/storage/cacher"
+import (
+	"k8s.io/apiserver/pkg/storage/cacher"
+	"k8s.io/utils/clock"
+)
 
-// nameResource does nothing: v0.25's cacher takes no resource name.
-func nameResource(*cacher.Config) {}
+// releaseConfig sets the cacher's clock: v0.23 to v0.25's config takes no resource name.
+func releaseConfig(c *cacher.Config) { c.Clock = clock.RealClock{} }

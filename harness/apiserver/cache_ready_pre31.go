@@ -15,7 +15,7 @@ import (
 // etcd's.
 func cacheReady(ch *cacher.Cacher) func(context.Context) error {
 	return func(ctx context.Context) error {
-		opts := storage.ListOptions{ResourceVersion: "1", Predicate: predicate(0, "", false), Recursive: true}
-		return ch.GetList(ctx, resourcePrefix, opts, &example.PodList{})
+		opts := storage.ListOptions{ResourceVersion: "1", Predicate: predicate(0, "", false)}
+		return listAll(ctx, ch, opts, &example.PodList{})
 	}
 }

@@ -27,7 +27,6 @@ import (
 	examplev1 "k8s.io/apiserver/pkg/apis/example/v1"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/cacher"
-	"k8s.io/utils/clock"
 )
 
 var (
@@ -48,7 +47,6 @@ const resourcePrefix = "/pods/"
 const initialEventsEnd = "k8s.io/initial-events-end"
 
 var (
-	versioner   = storage.APIObjectVersioner{}
 	codec       = codecs.LegacyCodec(examplev1.SchemeGroupVersion)
 	newFunc     = func() runtime.Object { return &example.Pod{} }
 	newListFunc = func() runtime.Object { return &example.PodList{} }
@@ -56,7 +54,7 @@ var (
 )
 
 // cacherConfig is the cacher's configuration for the store: the fields every release has, and the
-// resource's name where the release's cacher takes one (cache_config*.go).
+// fields that differ from release to release (cache_config*.go).
 func cacherConfig(store storage.Interface) cacher.Config {
 	c := cacher.Config{
 		Storage:        store,
@@ -67,9 +65,8 @@ func cacherConfig(store storage.Interface) cacher.Config {
 		NewFunc:        newFunc,
 		NewListFunc:    newListFunc,
 		Codec:          codec,
-		Clock:          clock.RealClock{},
 	}
-	nameResource(&c)
+	releaseConfig(&c)
 	return c
 }
 
@@ -378,8 +375,8 @@ func predicate(limit int64, cont string, bookmarks bool) storage.SelectionPredic
 func (s *server) list(ctx context.Context, req *request) answer {
 	list := &example.PodList{}
 	opts := storage.ListOptions{ResourceVersion: req.RV, ResourceVersionMatch: metav1.ResourceVersionMatch(req.Match),
-		Predicate: predicate(req.Limit, req.Cont, false), Recursive: true}
-	if err := s.stack.store.GetList(ctx, resourcePrefix, opts, list); err != nil {
+		Predicate: predicate(req.Limit, req.Cont, false)}
+	if err := listAll(ctx, s.stack.store, opts, list); err != nil {
 		return failure(err)
 	}
 	rv, _ := strconv.ParseInt(list.ResourceVersion, 10, 64)
@@ -398,12 +395,12 @@ func (s *server) watch(ctx context.Context, req *request) answer {
 	}
 	s.mu.Unlock()
 	opts := storage.ListOptions{ResourceVersion: req.RV, ResourceVersionMatch: metav1.ResourceVersionMatch(req.Match),
-		Predicate: predicate(0, "", req.Marks), Recursive: true}
+		Predicate: predicate(0, "", req.Marks)}
 	if req.Initial {
 		sendInitialEvents(&opts)
 	}
 	// The watch outlives this request: its own context, ended by stop.
-	w, err := s.stack.store.Watch(context.Background(), resourcePrefix, opts)
+	w, err := watchAll(context.Background(), s.stack.store, opts)
 	if err != nil {
 		return failure(err)
 	}
@@ -445,8 +442,8 @@ func message(id int, ev watch.Event) answer {
 // cacheRev is the revision the cache serves a list at "0" from.
 func (s *server) cacheRev(ctx context.Context) (int64, error) {
 	list := &example.PodList{}
-	opts := storage.ListOptions{ResourceVersion: "0", Predicate: predicate(0, "", false), Recursive: true}
-	if err := s.stack.store.GetList(ctx, resourcePrefix, opts, list); err != nil {
+	opts := storage.ListOptions{ResourceVersion: "0", Predicate: predicate(0, "", false)}
+	if err := listAll(ctx, s.stack.store, opts, list); err != nil {
 		return 0, err
 	}
 	return strconv.ParseInt(list.ResourceVersion, 10, 64)
@@ -465,8 +462,8 @@ func (s *server) sync(ctx context.Context) answer {
 		return answer{CacheRev: rev}
 	}
 	list := &example.PodList{}
-	opts := storage.ListOptions{ResourceVersion: "", Predicate: predicate(0, "", false), Recursive: true}
-	if err := s.stack.store.GetList(ctx, resourcePrefix, opts, list); err != nil {
+	opts := storage.ListOptions{ResourceVersion: "", Predicate: predicate(0, "", false)}
+	if err := listAll(ctx, s.stack.store, opts, list); err != nil {
 		return failure(err)
 	}
 	for {

@@ -1,5 +1,5 @@
 //! What of the API server's behaviour depends on its release, as `conformance apiserver` found it
-//! against the watch cache and etcd3 store of real k8s.io/apiserver releases (v0.25.16 to v0.37.2), and
+//! against the watch cache and etcd3 store of real k8s.io/apiserver releases (v0.22.17 to v0.37.2), and
 //! as the upstream source at those tags explains each difference. A world over "API server vX.Y.Z"
 //! (`--apiserver` on `check`, `simulate` and the conformance commands) takes its servers' settings from
 //! here, beside [`crate::EtcdRelease`]'s.

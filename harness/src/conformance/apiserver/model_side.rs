@@ -243,7 +243,8 @@ impl ModelServer {
                 self.server.forget(ClientId(id));
                 // A3: rv unset is "0". The cacher serves a watch with no resourceVersion and no
                 // sendInitialEvents from its cache as from "0" ("legacy case",
-                // Cacher.getWatchCacheResourceVersion; k8s.io/apiserver v0.29.6 to v0.37.2), unless
+                // Cacher.getWatchCacheResourceVersion; k8s.io/apiserver v0.29.6 to v0.37.2; before,
+                // `Cacher.Watch` parses an empty RV as 0, read at v0.25.16), unless
                 // the WatchFromStorageWithoutResourceVersion gate sends it to etcd: off by default in
                 // every release, locked off from v0.33.
                 let from = from.map_or(WatchFrom::Now, |x| WatchFrom::Rv(Rev(x)));
