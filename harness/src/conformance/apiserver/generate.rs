@@ -14,6 +14,8 @@ use crate::sim::rng::Rng;
 
 const KEYS: u8 = 4;
 const WATCHES: u8 = 3;
+/// How far ahead of etcd's revision a "far" future RV is: more than any sequence writes.
+pub const FAR: u32 = 1000;
 
 /// What a run lets the generator draw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,12 +157,20 @@ fn draw_any(rng: &mut Rng, model: &ModelServer, draws: Draws) -> ApiOp {
                 55..=74 => Rv::NotOlderThan(between(rng, 0, rev)),
                 _ => Rv::Exact(between(rng, compacted.saturating_sub(1), rev + 1)),
             };
+            // Half the RVs ahead of etcd's revision are far ahead instead, chosen by the key drawn
+            // already, so that every other operation of a sequence stays as it was.
+            let rv = match rv {
+                Rv::NotOlderThan(x) if x > rev && key & 1 == 1 => Rv::NotOlderThan(rev + FAR),
+                Rv::Exact(x) if x > rev && key & 1 == 1 => Rv::Exact(rev + FAR),
+                _ => rv,
+            };
             ApiOp::List { rv, limit: rng.chance(1, 2).then(|| limit(rng)) }
         }
         66..=71 if model.has_token() => ApiOp::Continue { limit: limit(rng) },
         66..=71 => ApiOp::List { rv: Rv::Consistent, limit: Some(1) },
         72..=85 => {
             let from = rng.chance(3, 4).then(|| between(rng, 0, rev + 2));
+            let from = from.map(|x| if x > rev && key & 1 == 1 { rev + FAR } else { x });
             // Half the watches from "0" send no resourceVersion instead, chosen by what was drawn
             // already, so that every other operation of a sequence stays as it was.
             let unset = from.is_none() && (key ^ id) & 1 == 1;
@@ -258,6 +268,12 @@ mod tests {
         assert!(has(&|o| matches!(o, ApiOp::Watch { from: None, unset: false, .. })));
         assert!(has(&|o| matches!(o, ApiOp::WatchList { rv: Rv::Consistent, .. })));
         assert!(has(&|o| matches!(o, ApiOp::Stop { .. })));
+        // RVs far ahead of etcd's (part of the future ones): LISTs with and without a limit, watches.
+        let far = |x: u32| x >= FAR;
+        assert!(has(&|o| matches!(o, ApiOp::List { rv: Rv::Exact(x), limit: Some(_) } if far(*x))));
+        assert!(has(&|o| matches!(o, ApiOp::List { rv: Rv::Exact(x), limit: None } if far(*x))));
+        assert!(has(&|o| matches!(o, ApiOp::List { rv: Rv::NotOlderThan(x), .. } if far(*x))));
+        assert!(has(&|o| matches!(o, ApiOp::Watch { from: Some(x), .. } if far(*x))));
         assert!(has(&|o| matches!(o, ApiOp::HoldCache)) && has(&|o| matches!(o, ApiOp::ReleaseCache)));
         let no_consistent = Draws { consistent_watch_list: false, ..ALL };
         let ops: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, no_consistent).ops).collect();
