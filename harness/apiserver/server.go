@@ -274,6 +274,8 @@ func (s *server) handle(ctx context.Context, req *request) answer {
 	case "release":
 		s.held.set(false)
 		return answer{}
+	case "relist":
+		return s.relist(ctx)
 	default:
 		return failure(fmt.Errorf("unknown op %q", req.Op))
 	}
@@ -447,6 +449,33 @@ func (s *server) cacheRev(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return strconv.ParseInt(list.ResourceVersion, 10, 64)
+}
+
+// relist makes the cacher relist (A5): its etcd watch ends as one that fell below the compacted
+// revision does, the etcd3 watcher sends the cacher's reflector a 410 and its ListAndWatch returns;
+// a second later (Cacher's wait.Until) startCaching closes every watch the cacher serves
+// (terminateAllWatchers), lists etcd again, becomes ready (its watch cache's Replace) and watches
+// from the list's revision. relist answers once that new watch came and the cache is ready.
+func (s *server) relist(ctx context.Context) answer {
+	rev, err := s.currentRev(ctx)
+	if err != nil {
+		return failure(err)
+	}
+	ended, calls := s.held.compact(s.prefix, rev)
+	if ended == 0 {
+		return failure(errors.New("relist: the cacher has no etcd watch open"))
+	}
+	for s.held.calls() == calls {
+		select {
+		case <-ctx.Done():
+			return failure(errors.New("relist: the cacher did not watch etcd again"))
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	if err := s.stack.wait(ctx); err != nil {
+		return failure(fmt.Errorf("relist: the cache did not become ready again: %w", err))
+	}
+	return answer{}
 }
 
 // sync is the barrier after a step: a consistent LIST (which, served from the cache, first waits until

@@ -15,7 +15,9 @@ mod with_apiserver {
     use std::time::{Duration, Instant};
 
     use listwatch_harness::conformance::apiserver::server::{binary, ApiServerProcess};
-    use listwatch_harness::conformance::apiserver::{ApiOp, ApiSuite, Rv};
+    use listwatch_harness::conformance::apiserver::{
+        first_difference, model_transcript, ApiMsg, ApiOp, ApiSequence, ApiSuite, Rv, ServerUnderTest,
+    };
     use listwatch_harness::conformance::etcd::{EtcdProcess, EtcdStore};
     use listwatch_harness::conformance::{Campaign, Plant};
 
@@ -47,6 +49,34 @@ mod with_apiserver {
             shortest.ops.iter().any(|o| matches!(o, ApiOp::List { rv: Rv::Consistent, .. })),
             "{shortest:?}: {diff}"
         );
+    }
+
+    /// A5 on the real cacher: its etcd watch ended as compacted, it closes the watch it serves (no
+    /// ERROR), a watch from before the relist gets 410 (A4) and one from the relist's revision opens
+    /// and gets the next write; the model agrees step by step.
+    #[test]
+    fn a_relist_closes_the_real_caches_watches_and_starts_its_window_anew() {
+        let (etcd, mut server) = components();
+        let tombstones = EtcdStore::connect(&etcd.endpoint).expect("etcd answers").tombstones();
+        let put = |key| ApiOp::Put { key, other: false };
+        let watch = |id, from| ApiOp::Watch { id, from, unset: false, bookmarks: true };
+        let ops = vec![
+            put(0),
+            put(1),
+            watch(0, None),
+            ApiOp::RelistCache,
+            watch(1, Some(1)),
+            watch(2, Some(2)),
+            put(0),
+        ];
+        let seq = ApiSequence::new(None, None, ops);
+        let model = model_transcript(&seq, ApiSuite(&mut server).setup(tombstones, Plant::None));
+        let real = server.run(&seq, &model).expect("the server stays up");
+        let msgs = |step: usize, id: u8| real.steps[step].messages.get(&id).cloned().unwrap_or_default();
+        assert_eq!(msgs(3, 0), vec![ApiMsg::Closed], "{real:?}");
+        assert_eq!(msgs(4, 1), vec![ApiMsg::Error { code: 410 }, ApiMsg::Closed], "{real:?}");
+        assert_eq!(msgs(6, 2).len(), 1, "{real:?}");
+        assert_eq!(first_difference(&seq, &model, &real).map(|d| d.to_string()), None);
     }
 
     #[test]

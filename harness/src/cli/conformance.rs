@@ -51,9 +51,10 @@ pub(super) fn plant(v: &str) -> Result<Plant, String> {
         "compaction-keeps-one-too-few" => Ok(Plant::CompactionKeepsOneRevisionTooFew),
         "consistent-list-one-behind" => Ok(Plant::ConsistentListOneRevisionBehind),
         "consistent-read-lags" => Ok(Plant::ConsistentReadLags),
+        "relist-ignored" => Ok(Plant::RelistIgnored),
         _ => Err(format!(
             "'{v}' is not a planted bug (known: none, compaction-keeps-one-too-few, consistent-list-one-behind, \
-             consistent-read-lags)"
+             consistent-read-lags, relist-ignored)"
         )),
     }
 }

@@ -98,6 +98,10 @@ pub trait Ops: Clone {
     fn lagging(&self) -> usize {
         0
     }
+    /// How many times it makes the cache relist (none by default).
+    fn relists(&self) -> usize {
+        0
+    }
 }
 
 impl Ops for Sequence {
@@ -228,6 +232,8 @@ pub struct Summary<Q = Sequence> {
     pub interrupted: bool,
     /// Requests made while the cache lagged on purpose ([`Ops::lagging`]).
     pub lagging: u64,
+    /// Cache relists made on purpose ([`Ops::relists`]).
+    pub relists: u64,
 }
 
 /// The tombstone policy that is not `p`.
@@ -275,6 +281,7 @@ impl Campaign {
             summary.sequences += 1;
             summary.operations += sequence.len() as u64;
             summary.lagging += sequence.lagging() as u64;
+            summary.relists += sequence.relists() as u64;
             summary.messages += messages as u64;
             progress(index + 1);
             if let Some(first) = diff {
@@ -314,6 +321,7 @@ impl<Q> Default for Summary<Q> {
             other_policy_example: None,
             interrupted: false,
             lagging: 0,
+            relists: 0,
         }
     }
 }

@@ -316,6 +316,12 @@ pub(super) mod run {
                 s.lagging
             ));
         }
+        if s.relists > 0 {
+            out.push_str(&format!(
+                "  cache relists (its etcd watch ended as compacted): {} (A5: its watches close, its window starts anew)\n",
+                s.relists
+            ));
+        }
         for note in notes {
             out.push_str(&format!("  {note}\n"));
         }
@@ -363,6 +369,7 @@ pub(super) mod run {
             "operations": s.operations,
             "watch_messages": s.messages,
             "lagging_requests": s.lagging,
+            "cache_relists": s.relists,
             "seconds": elapsed.as_secs_f64(),
             "interrupted": s.interrupted,
             "difference": diff(&s.difference),

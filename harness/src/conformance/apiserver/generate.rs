@@ -31,6 +31,9 @@ pub struct Draws {
     /// A cache held behind on purpose in some sequences ([`ApiOp::HoldCache`]): what depends on a
     /// lagging cache (the freshness waits of A2 and A12, their 504s) is compared too.
     pub lag: bool,
+    /// A cache that relists in some sequences ([`ApiOp::RelistCache`], A5): the watches it closes and
+    /// the window it starts anew are compared too.
+    pub relist: bool,
     /// Writes of another resource ([`ApiOp::Put`] with `other`): a run that has none to write (a server
     /// over HTTP given no second resource) draws a write of the watched resource instead.
     pub other: bool,
@@ -41,8 +44,14 @@ pub struct Draws {
 
 impl Draws {
     /// Everything: the in-process watch cache over an etcd listwatch started.
-    pub const ALL: Draws =
-        Draws { consistent_watch_list: true, watch_list: true, lag: true, other: true, etcd: true };
+    pub const ALL: Draws = Draws {
+        consistent_watch_list: true,
+        watch_list: true,
+        lag: true,
+        relist: true,
+        other: true,
+        etcd: true,
+    };
 }
 
 /// Sequence `index` of the run with `seed`: between 4 and `max_ops` operations.
@@ -68,6 +77,11 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
         let from = lag.below(len as u64) as usize;
         (from, from + 1 + lag.below(4) as usize)
     });
+    // A cache relist (`RelistCache`) in one sequence in eight of those with no hold, followed by a
+    // watch from a revision the cache had before it, from a stream of draws of its own as the hold's.
+    let mut relist = Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x2a9);
+    let relisted =
+        (draws.relist && held.is_none() && relist.chance(1, 8)).then(|| relist.below(len as u64) as usize);
     let mut ops = Vec::with_capacity(len + 4);
     for i in 0..len {
         let mut edge = Vec::new();
@@ -75,6 +89,9 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
             Some((from, _)) if i == from => edge = probe(&mut lag, &model, draws),
             Some((_, until)) if i == until => edge.push(ApiOp::ReleaseCache),
             _ => {}
+        }
+        if relisted == Some(i) {
+            edge = relist_then_watch(&mut relist, &model);
         }
         for op in edge {
             model.step(&op);
@@ -102,6 +119,16 @@ fn probe(lag: &mut Rng, model: &ModelServer, draws: Draws) -> Vec<ApiOp> {
         _ => ApiOp::List { rv: Rv::Consistent, limit: None },
     };
     vec![ApiOp::HoldCache, write, wait]
+}
+
+/// A cache relist, then a watch from a revision between etcd's compacted one and its current one: from
+/// the current one it opens on the new window; from an older one it gets 410 (A4, A5).
+fn relist_then_watch(relist: &mut Rng, model: &ModelServer) -> Vec<ApiOp> {
+    let (rev, compacted) = (model.store.rev().0, model.store.compacted().0);
+    let id = relist.below(u64::from(WATCHES)) as u8;
+    let from = if relist.chance(1, 3) { rev } else { between(relist, compacted, rev) };
+    let watch = ApiOp::Watch { id, from: Some(from), unset: false, bookmarks: relist.chance(1, 2) };
+    vec![ApiOp::RelistCache, watch]
 }
 
 fn between(rng: &mut Rng, lo: u32, hi: u32) -> u32 {
@@ -232,6 +259,27 @@ mod tests {
         assert!((10..=50).contains(&held), "about one sequence in eight: {held} of 200");
     }
 
+    /// A relist comes from a stream of its own: up to it a sequence is the one drawn without it; it
+    /// comes in sequences with no hold, followed by a watch from a revision etcd still has.
+    #[test]
+    fn a_relist_leaves_the_operations_before_it_as_they_were() {
+        let no_relist = Draws { relist: false, ..ALL };
+        let mut relisted = 0;
+        for i in 0..200 {
+            let with = sequence(5, i, 30, ALL).ops;
+            let without = sequence(5, i, 30, no_relist).ops;
+            let Some(at) = with.iter().position(|o| matches!(o, ApiOp::RelistCache)) else {
+                assert_eq!(with, without, "sequence {i}");
+                continue;
+            };
+            assert_eq!(with[..at], without[..at], "sequence {i}");
+            assert!(matches!(with[at + 1], ApiOp::Watch { from: Some(_), .. }), "sequence {i}: {with:?}");
+            assert!(!with.contains(&ApiOp::HoldCache), "sequence {i}: a relist and a hold");
+            relisted += 1;
+        }
+        assert!((5..=45).contains(&relisted), "about one sequence in eight of seven: {relisted} of 200");
+    }
+
     /// Every freshness wait meets a held cache in a run of 100 sequences: a consistent LIST (A2's
     /// consistent read), a NotOlderThan LIST (A2) and a streaming list (A12).
     #[test]
@@ -288,7 +336,7 @@ mod tests {
     /// rest as often as before.
     #[test]
     fn a_run_over_http_draws_only_what_it_can_make() {
-        let http = Draws { lag: false, other: false, etcd: false, ..ALL };
+        let http = Draws { lag: false, relist: false, other: false, etcd: false, ..ALL };
         let ops: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, http).ops).collect();
         let cannot = |o: &ApiOp| {
             matches!(
@@ -298,13 +346,14 @@ mod tests {
                     | ApiOp::Put { other: true, .. }
                     | ApiOp::HoldCache
                     | ApiOp::ReleaseCache
+                    | ApiOp::RelistCache
             )
         };
         assert!(!ops.iter().any(cannot), "{:?}", ops.iter().find(|o| cannot(o)));
         assert!(ops.iter().any(|o| matches!(o, ApiOp::Delete { .. })));
         assert!(ops.iter().any(|o| matches!(o, ApiOp::List { rv: Rv::Exact(_), .. })));
         assert!(ops.iter().any(|o| matches!(o, ApiOp::WatchList { .. })));
-        let no_lag = Draws { lag: false, ..ALL };
+        let no_lag = Draws { lag: false, relist: false, ..ALL };
         let all: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, no_lag).ops).collect();
         assert_eq!(ops.len(), all.len(), "as many operations, only other kinds");
     }

@@ -165,6 +165,7 @@ mod tests {
             assert!(summary.difference.is_none(), "{:?}", summary.difference);
             assert!(summary.messages > 200, "watches get events: {}", summary.messages);
             assert!(summary.lagging > 10, "requests meet a held cache: {}", summary.lagging);
+            assert!(summary.relists > 5, "caches relist: {}", summary.relists);
         }
     }
 
@@ -196,6 +197,19 @@ mod tests {
         assert_eq!(shortest.ops.first(), Some(&ApiOp::HoldCache), "{shortest:?}: {diff}");
     }
 
+    /// A bug that shows only at a cache relist is found through one, shrunk to it, and named A5.
+    #[test]
+    fn a_planted_ignored_relist_is_found_and_named() {
+        let campaign = Campaign { seed: 0, sequences: 100, max_ops: 30, plant: Plant::RelistIgnored };
+        let summary = campaign
+            .run_suite(&mut ApiSuite(&mut ModelApi(true)), DROP, &AtomicBool::new(false), |_| {})
+            .unwrap();
+        let (shortest, diff) = summary.difference.expect("the planted bug is found");
+        assert!(shortest.ops.len() <= 3, "{shortest:?}: {diff}");
+        assert!(shortest.ops.contains(&ApiOp::RelistCache), "{shortest:?}: {diff}");
+        assert!(diff.place.contains("breaks A5") || diff.place.contains("breaks A4"), "{diff}");
+    }
+
     /// A6 on a DELETE's own answer: a release that answers the object with its own last RV (before
     /// v0.26, kubernetes#113368) differs from the newest at the delete, and the rule is named; over
     /// HTTP, where the registry may answer a Status instead, the object is not compared.
@@ -223,6 +237,50 @@ mod tests {
         assert_eq!(model_transcript(&seq, setup("v0.26.15", false)), newest);
         let http = model_transcript(&seq, setup("v0.37.2", true));
         assert_eq!(deleted(&http), Some(ApiAnswer::Deleted { rev: 2, keys: vec![0], object: None }));
+    }
+
+    /// A5: a relist closes the watches the cache serves, cleanly; its window starts at the revision it
+    /// listed at, so a watch from before it gets 410 (A4) and one from it opens and gets what follows.
+    #[test]
+    fn a_relist_closes_the_watches_and_starts_the_window_anew() {
+        let put = |key| ApiOp::Put { key, other: false };
+        let watch = |id, from| ApiOp::Watch { id, from, unset: false, bookmarks: false };
+        let seq = ApiSequence::new(
+            None,
+            None,
+            vec![
+                put(0),
+                put(1),
+                watch(0, None),
+                ApiOp::RelistCache,
+                watch(1, Some(1)),
+                watch(2, Some(2)),
+                put(0),
+            ],
+        );
+        let setup = ModelSetup {
+            tombstones: DROP,
+            plant: Plant::None,
+            progress_requests: true,
+            release: ApiServerRelease::NEWEST,
+            watch_list: true,
+            pagination: true,
+            handlers: false,
+        };
+        let t = model_transcript(&seq, setup);
+        let msgs = |step: usize, id: u8| t.steps[step].messages.get(&id).cloned().unwrap_or_default();
+        assert_eq!(msgs(2, 0).len(), 2, "the initial ADDEDs");
+        assert_eq!(msgs(3, 0), vec![ApiMsg::Closed], "the relist closes w0, with no ERROR");
+        assert_eq!(t.steps[3].answer, Some(ApiAnswer::Nothing));
+        assert_eq!(
+            msgs(4, 1),
+            vec![ApiMsg::Error { code: 410 }, ApiMsg::Closed],
+            "w1 is older than the window"
+        );
+        assert_eq!(t.steps[5].answer, Some(ApiAnswer::WatchOpened));
+        assert!(msgs(5, 2).is_empty(), "w2 opens at the relist's revision");
+        assert!(matches!(msgs(6, 2)[..], [ApiMsg::Modified(Obj { key: 0, rv: 3, .. })]), "{:?}", msgs(6, 2));
+        assert_eq!(t.steps[6].messages.get(&0), None, "w0 stays closed");
     }
 
     #[test]

@@ -278,6 +278,14 @@ impl ModelServer {
                 self.held = false;
                 ApiAnswer::Nothing
             }
+            ApiOp::RelistCache if self.setup.plant == Plant::RelistIgnored => ApiAnswer::Nothing,
+            ApiOp::RelistCache => {
+                // A5: the cache lists etcd again and closes every watch it serves. The real side
+                // answers once the cache serves again, so A14's 429s meet no request here.
+                let mut out = self.server.relist_cache(&mut self.store);
+                out.extend(self.server.cache_ready());
+                return (ApiAnswer::Nothing, out);
+            }
         };
         (answer, Vec::new())
     }

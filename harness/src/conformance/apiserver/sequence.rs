@@ -66,6 +66,10 @@ pub enum ApiOp {
     HoldCache,
     /// The cache's etcd watch delivers what waited, and the cache catches up.
     ReleaseCache,
+    /// The cache's etcd watch ends as one that fell below etcd's compacted revision ends, and the cache
+    /// relists from etcd (A5): every watch it serves closes, and its window of events starts anew at
+    /// the revision it listed at (A4). The barrier after it waits until the cache serves again (A14).
+    RelistCache,
 }
 
 pub const MAX_KEY: u8 = 99;
@@ -108,6 +112,9 @@ impl Ops for ApiSequence {
         }
         n
     }
+    fn relists(&self) -> usize {
+        self.ops.iter().filter(|o| matches!(o, ApiOp::RelistCache)).count()
+    }
 }
 
 impl ApiSequence {
@@ -134,7 +141,7 @@ impl ApiSequence {
                 ApiOp::Compact { rev } => *rev == 0,
                 ApiOp::List { limit, .. } => *limit == Some(0),
                 ApiOp::Continue { limit } => *limit == 0,
-                ApiOp::HoldCache | ApiOp::ReleaseCache => false,
+                ApiOp::HoldCache | ApiOp::ReleaseCache | ApiOp::RelistCache => false,
             };
             if bad {
                 return Err(format!(
@@ -192,6 +199,7 @@ impl std::fmt::Display for ApiOp {
             ApiOp::Stop { id } => write!(f, "stop w{id}"),
             ApiOp::HoldCache => write!(f, "hold the cache's etcd watch"),
             ApiOp::ReleaseCache => write!(f, "release the cache's etcd watch"),
+            ApiOp::RelistCache => write!(f, "end the cache's etcd watch as compacted: the cache relists"),
         }
     }
 }

@@ -410,10 +410,15 @@ impl ServerUnderTest for ApiServerProcess {
         let watch_list = self.watch_list();
         match &self.side {
             Side::WatchCache => Draws { watch_list, ..Draws::ALL },
-            // No cache the run can hold back.
-            Side::Rest(rest) => {
-                Draws { watch_list, lag: false, other: rest.other, etcd: rest.etcd, ..Draws::ALL }
-            }
+            // No cache the run can hold back or make relist.
+            Side::Rest(rest) => Draws {
+                watch_list,
+                lag: false,
+                relist: false,
+                other: rest.other,
+                etcd: rest.etcd,
+                ..Draws::ALL
+            },
         }
     }
 
@@ -586,6 +591,7 @@ impl Run<'_> {
             }
             ApiOp::HoldCache => serde_json::json!({"op": "hold"}),
             ApiOp::ReleaseCache => serde_json::json!({"op": "release"}),
+            ApiOp::RelistCache => serde_json::json!({"op": "relist"}),
         };
         let line = self.server.call(at, json)?;
         self.highest = self.highest.max(self.local(line.rev));
@@ -644,7 +650,7 @@ impl Run<'_> {
                 }
                 None => ApiAnswer::WatchOpened,
             },
-            ApiOp::HoldCache | ApiOp::ReleaseCache => match &line.error {
+            ApiOp::HoldCache | ApiOp::ReleaseCache | ApiOp::RelistCache => match &line.error {
                 Some(e) => return Err(SideError(format!("the API server failed at {at}: {}", e.message))),
                 None => ApiAnswer::Nothing,
             },

@@ -176,9 +176,13 @@ fn rule(op: &ApiOp, m: Option<&ApiStep>, s: Option<&ApiStep>) -> &'static str {
             ApiOp::Watch { from: None, .. } => "breaks A3 (WATCH from \"0\")",
             ApiOp::WatchList { .. } => "breaks A12 (streaming lists)",
             ApiOp::Stop { .. } | ApiOp::HoldCache | ApiOp::ReleaseCache => "breaks A3 (a watch's life)",
+            ApiOp::RelistCache => "breaks A5 (a cache relist closes its watches)",
         };
     }
     let messages = (m.map(|m| &m.messages), s.map(|s| &s.messages));
+    if messages.0 != messages.1 && matches!(op, ApiOp::RelistCache) {
+        return "breaks A5 (a cache relist closes its watches)";
+    }
     if messages.0 != messages.1 {
         let all = messages.0.into_iter().chain(messages.1).flat_map(BTreeMap::values).flatten();
         return message_rule(all);
