@@ -14,6 +14,7 @@
 //! parent's number and the place of the step that reached it ([`steps`]); BENCHMARKS.md has the figures
 //! side by side.
 
+mod frontier;
 mod seen;
 mod steps;
 
@@ -25,6 +26,7 @@ use listwatch_properties::{violation, witnessed, Property, Violation};
 use rayon::prelude::*;
 
 use crate::check_model::{resident_bytes, CheckModel, CheckState, Checkable};
+use frontier::{Frontier, States};
 use seen::FingerprintSet;
 use steps::Steps;
 
@@ -122,6 +124,11 @@ pub struct Fingerprints {
     pub seen_bytes: u64,
     /// Bytes of parents and steps on disk (6 a state).
     pub trace_bytes: u64,
+    /// The first depth whose level did not fit in memory made, and was kept as steps from the level
+    /// before and made again when judged ([`frontier`]); `None` when every level was made.
+    pub kept_from: Option<usize>,
+    /// The most levels kept as steps at once, since the last level made.
+    pub kept_levels: usize,
 }
 
 impl Fingerprints {
@@ -168,6 +175,9 @@ pub struct Settings {
     /// The resident memory at which the search stops. A level is made in one go, faster than a watch
     /// that polls could stop it, so the search checks it itself every [`MEMORY_EVERY`] states it makes.
     pub memory_limit_bytes: Option<u64>,
+    /// The most states a level is made with: a wider one is kept as steps ([`frontier`]), as is one
+    /// that would not fit under `memory_limit_bytes`. `usize::MAX` by default; a test makes it small.
+    pub made_states: usize,
 }
 
 /// The share of the memory limit the seen set may take (the levels' states take the rest): a quarter.
@@ -240,10 +250,12 @@ fn search_in_pool<C: Checkable>(
     // The level being judged and expanded, and each state's number; `None` only for a state a stop
     // left unmade. The next level is made into `spare`, so that the two buffers are reused level after
     // level instead of fresh pages being asked of the kernel (and zeroed by it) for every level.
-    let mut level: Vec<Option<CheckState<C>>> = vec![Some(init)];
-    let mut spare: Vec<Option<CheckState<C>>> = Vec::new();
+    let mut level = Frontier::new(init);
+    let mut spare: States<C> = Vec::new();
+    // The bytes a made state took in the last level made, to tell whether the next one fits.
+    let mut state_bytes: Option<u64> = None;
+    let (mut kept_from, mut kept_levels) = (None, 0);
     let mut ids: Vec<u32> = vec![0];
-    let mut new: Vec<(u32, Action)> = Vec::new();
     // Whether the seen set reached its budget: the level merged so far is judged, and nothing is expanded.
     let mut seen_full = false;
     let mut new_ids: Vec<u32> = Vec::new();
@@ -260,13 +272,19 @@ fn search_in_pool<C: Checkable>(
         let want_violation: [bool; Property::COUNT] = std::array::from_fn(|i| first_violation[i].is_none());
         let want_witness: [bool; Property::COUNT] = std::array::from_fn(|i| witnessed_at[i].is_none());
         let expand = !hit_max_states && !seen_full;
-        let chunk_len = (level.len() / (threads * 8)).clamp(16, 4096);
+        let len = level.len();
+        let chunk_len = (len / (threads * 8)).clamp(16, 4096);
         let visited_now = &visited;
-        let chunks: Vec<Chunk> = level
-            .par_chunks(chunk_len)
-            .enumerate()
-            .map(|(n, states)| {
-                let mut out = Chunk { successors: Vec::with_capacity(states.len() * 4), ..Chunk::default() };
+        let level_now = &level;
+        let chunks: Vec<Chunk> = (0..len.div_ceil(chunk_len))
+            .into_par_iter()
+            .map(|n| {
+                let range = n * chunk_len..((n + 1) * chunk_len).min(len);
+                let mut out = Chunk { successors: Vec::with_capacity(range.len() * 4), ..Chunk::default() };
+                if stop.load(Ordering::Relaxed) {
+                    return out;
+                }
+                let states = level_now.states(range, symmetry);
                 let mut actions = Vec::new();
                 for (i, state) in states.iter().enumerate() {
                     if stop.load(Ordering::Relaxed) {
@@ -317,7 +335,7 @@ fn search_in_pool<C: Checkable>(
         }
 
         // The next level: successors in order, each state once.
-        new.clear();
+        let mut new: Vec<(u32, Action)> = Vec::new();
         new_ids.clear();
         'merge: for chunk in &chunks {
             for &(fp, place, action, k) in &chunk.successors {
@@ -343,29 +361,29 @@ fn search_in_pool<C: Checkable>(
         }
         drop(chunks);
         progress.states.store(parents.len(), Ordering::Relaxed);
-        // The level's vector alone takes its whole size as it is filled, even with states left unmade:
-        // a level that cannot fit is not begun.
-        let vector = (new.len() * std::mem::size_of::<Option<CheckState<C>>>()) as u64;
-        if over(settings.memory_limit_bytes.map(|limit| limit.saturating_sub(vector))) {
-            out_of_memory = true;
-            break;
+        let width = new.len();
+        level.push(new);
+        // Made, in order, where it fits: the level's vector takes its whole size as it is filled, and
+        // each state what the last level made took a state; otherwise, or once the making finds the
+        // memory full, kept as steps. A stop leaves the level unfinished, and the search ends with it.
+        let limit = settings.memory_limit_bytes;
+        let vector = (width * std::mem::size_of::<Option<CheckState<C>>>()) as u64;
+        let need = vector + state_bytes.unwrap_or(0) * width as u64;
+        let before = resident_bytes();
+        let fits = width <= settings.made_states && !over(limit.map(|l| l.saturating_sub(need)));
+        if fits && level.make(&mut spare, symmetry, stop, &|| over(limit)) {
+            if let (Some(before), Some(after)) = (before, resident_bytes()) {
+                state_bytes = Some(after.saturating_sub(before).saturating_sub(vector) / width.max(1) as u64);
+            }
+        } else {
+            kept_from.get_or_insert(depth + 1);
+            kept_levels = kept_levels.max(level.kept());
+            if over(limit) {
+                // Not even the steps fit.
+                out_of_memory = true;
+                break;
+            }
         }
-        // Made again, in order; a stop leaves the level unfinished, and the search ends with it.
-        let full = AtomicBool::new(false);
-        new.par_iter()
-            .enumerate()
-            .map(|(i, &(place, action))| {
-                if i % MEMORY_EVERY == 0 && over(settings.memory_limit_bytes) {
-                    full.store(true, Ordering::Relaxed);
-                    stop.store(true, Ordering::Relaxed);
-                }
-                let parent = level[place as usize].as_ref();
-                parent.filter(|_| !stop.load(Ordering::Relaxed)).map(|p| successor(p, action, symmetry))
-            })
-            .collect_into_vec(&mut spare);
-        out_of_memory |= full.into_inner();
-        std::mem::swap(&mut level, &mut spare);
-        spare.par_drain(..).for_each(drop);
         std::mem::swap(&mut ids, &mut new_ids);
     }
 
@@ -374,6 +392,8 @@ fn search_in_pool<C: Checkable>(
         generated,
         seen_bytes: visited.bytes() + parents.memory_bytes(),
         trace_bytes: parents.disk_bytes(),
+        kept_from,
+        kept_levels,
     };
     let violations = first_violation
         .into_iter()

@@ -42,6 +42,10 @@ pub struct Limits {
     pub stop_at_violation: bool,
     /// The process's resident memory at which the run stops, before the kernel would kill it.
     pub memory_limit_bytes: Option<u64>,
+    /// The most states the breadth-first search makes a level with; a wider level, or one that would
+    /// not fit under the memory limit, is kept as steps and made again when judged
+    /// ([`crate::bfs::Settings::made_states`]). Unbounded by default.
+    pub made_states: usize,
 }
 
 impl Limits {
@@ -54,6 +58,7 @@ impl Limits {
             time_limit: Duration::from_secs(600),
             stop_at_violation,
             memory_limit_bytes: None,
+            made_states: usize::MAX,
         }
     }
 }
@@ -198,6 +203,7 @@ fn run_bfs<C: Checkable>(model: &CheckModel<C>, limits: Limits, watch: &Watch<'_
         stop_at_violation: limits.stop_at_violation,
         symmetry: limits.symmetry,
         memory_limit_bytes: limits.memory_limit_bytes,
+        made_states: limits.made_states,
     };
     let (found, cut) = std::thread::scope(|scope| {
         let searching = scope.spawn(|| crate::bfs::search(model, settings, &watch.stop, &progress));

@@ -99,6 +99,13 @@ pub fn check_text(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
                 f.bytes_per_state(o.states),
                 f.trace_bytes as f64 / o.states as f64
             );
+            if let Some(depth) = f.kept_from {
+                let _ = writeln!(
+                    out,
+                    "  {:<17} from depth {depth} a level that did not fit in memory was kept as the steps                      that reach it and made again when judged (up to {} such levels at once)",
+                    "", f.kept_levels
+                );
+            }
         }
     }
     let complete = outcomes.iter().all(|o| o.complete);
@@ -137,11 +144,13 @@ pub fn check_json(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
         .map(|(w, o)| {
             let fingerprints = o.fingerprints.map_or(String::new(), |f| {
                 format!(
-                    ",\"generated\":{},\"collision_probability\":{:e},\"seen_bytes_per_state\":{:.1},\"trace_bytes_on_disk\":{}",
+                    ",\"generated\":{},\"collision_probability\":{:e},\"seen_bytes_per_state\":{:.1},\"trace_bytes_on_disk\":{},\"levels_kept_from_depth\":{},\"levels_kept_at_once\":{}",
                     f.generated,
                     f.collision_probability(o.states),
                     f.bytes_per_state(o.states),
-                    f.trace_bytes
+                    f.trace_bytes,
+                    f.kept_from.map_or("null".to_string(), |d| d.to_string()),
+                    f.kept_levels
                 )
             });
             format!(

@@ -61,6 +61,39 @@ fn compare(flaws: Flaws) {
     }
 }
 
+/// Levels kept as steps and made again when judged (the frontier of a search short of memory) give
+/// the same states, verdicts, witnesses and counterexamples, step for step, as levels made: with every
+/// level kept from the initial state on (in the worlds of at most 20,000 states), and with levels wider
+/// than a few hundred kept, so that the search goes from made levels to kept ones and back; correct and
+/// with a flaw, on 1 and 2 threads. About a minute in release: `.ci/run` runs it there.
+#[test]
+#[ignore = "a minute in release: .ci/run runs it there"]
+fn levels_kept_as_steps_give_the_same_search() {
+    let mut kept_and_made_again = 0;
+    for flaws in [Flaws::NONE, Flaws::NONE.with(Flaw::StaleDeleteRv)] {
+        for w in worlds(Scope::Small, flaws) {
+            let made = run(w.config, Search::Bfs, limits(1));
+            for (made_states, threads) in [(1, 1), (300, 2)] {
+                if made_states == 1 && made.states > 20_000 {
+                    // Every level made again from the initial state: quadratic in the depth.
+                    continue;
+                }
+                let kept = run(w.config, Search::Bfs, Limits { made_states, ..limits(threads) });
+                let name = format!("{} with {flaws:?}, made_states {made_states}", w.name);
+                assert_eq!(exact(&kept), exact(&made), "{name}");
+                let f = kept.fingerprints.expect("our search reports them");
+                if made_states == 1 {
+                    // Every level wider than one state is kept; a world of one state a level has none.
+                    assert!(f.kept_from.is_some() || made.states == made.depth, "{name}: kept");
+                } else if f.kept_from.is_some_and(|from| f.kept_levels < made.depth - from) {
+                    kept_and_made_again += 1;
+                }
+            }
+        }
+    }
+    assert!(kept_and_made_again > 0, "some search went from kept levels back to made ones");
+}
+
 #[test]
 #[ignore = "30 s in the test profile: .ci/run runs it in release"]
 fn the_correct_system_searched_as_stateright_does() {

@@ -47,6 +47,7 @@ const LIMITS: Limits = Limits {
     time_limit: Duration::from_secs(60),
     stop_at_violation: true,
     memory_limit_bytes: None,
+    made_states: usize::MAX,
 };
 const SEEDS: u64 = 10_000;
 /// Correct seeds also judged from their recording alone.

@@ -394,6 +394,7 @@ impl CheckArgs {
             time_limit: Duration::from_secs(self.time_limit_secs),
             stop_at_violation,
             memory_limit_bytes: self.memory_limit_mib.map(|m| m << 20).or_else(default_memory_limit),
+            made_states: usize::MAX,
         }
     }
 }
