@@ -124,11 +124,13 @@ pub struct Fingerprints {
     pub seen_bytes: u64,
     /// Bytes of parents and steps on disk (6 a state).
     pub trace_bytes: u64,
-    /// The first depth whose level did not fit in memory made, and was kept as steps from the level
-    /// before and made again when judged ([`frontier`]); `None` when every level was made.
+    /// The first depth whose level did not fit in memory made, and was made again from the steps that
+    /// reach it when judged ([`frontier`]); `None` when every level was made.
     pub kept_from: Option<usize>,
-    /// The most levels kept as steps at once, since the last level made.
+    /// The most levels made again to judge one, from the last level made or the initial state.
     pub kept_levels: usize,
+    /// Bytes the steps of every level take in memory at the end ([`frontier`]).
+    pub steps_bytes: u64,
 }
 
 impl Fingerprints {
@@ -370,12 +372,18 @@ fn search_in_pool<C: Checkable>(
         let vector = (width * std::mem::size_of::<Option<CheckState<C>>>()) as u64;
         let need = vector + state_bytes.unwrap_or(0) * width as u64;
         let before = resident_bytes();
-        let fits = width <= settings.made_states && !over(limit.map(|l| l.saturating_sub(need)));
-        if fits && level.make(&mut spare, symmetry, stop, &|| over(limit)) {
+        let wanted = width <= settings.made_states;
+        let fits = !over(limit.map(|l| l.saturating_sub(need)));
+        if wanted && fits && level.make(&mut spare, symmetry, stop, &|| over(limit)) {
             if let (Some(before), Some(after)) = (before, resident_bytes()) {
                 state_bytes = Some(after.saturating_sub(before).saturating_sub(vector) / width.max(1) as u64);
             }
         } else {
+            if wanted {
+                // Short of memory: the level made before goes too, and levels are made again from the
+                // initial state.
+                level.drop_made();
+            }
             kept_from.get_or_insert(depth + 1);
             kept_levels = kept_levels.max(level.kept());
             if over(limit) {
@@ -394,6 +402,7 @@ fn search_in_pool<C: Checkable>(
         trace_bytes: parents.disk_bytes(),
         kept_from,
         kept_levels,
+        steps_bytes: level.steps_bytes(),
     };
     let violations = first_violation
         .into_iter()

@@ -102,8 +102,12 @@ pub fn check_text(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
             if let Some(depth) = f.kept_from {
                 let _ = writeln!(
                     out,
-                    "  {:<17} from depth {depth} a level that did not fit in memory was kept as the steps                      that reach it and made again when judged (up to {} such levels at once)",
-                    "", f.kept_levels
+                    "  {:<17} from depth {depth} a level that did not fit in memory was kept as the steps \
+                     that reach it and made again when judged (through up to {} levels; the steps of every level \
+                     take {:.1} bytes a state)",
+                    "",
+                    f.kept_levels,
+                    f.steps_bytes as f64 / o.states as f64
                 );
             }
         }

@@ -58,18 +58,7 @@ mod with_apiserver {
     fn a_relist_closes_the_real_caches_watches_and_starts_its_window_anew() {
         let (etcd, mut server) = components();
         let tombstones = EtcdStore::connect(&etcd.endpoint).expect("etcd answers").tombstones();
-        let put = |key| ApiOp::Put { key, other: false };
-        let watch = |id, from| ApiOp::Watch { id, from, unset: false, bookmarks: true };
-        let ops = vec![
-            put(0),
-            put(1),
-            watch(0, None),
-            ApiOp::RelistCache,
-            watch(1, Some(1)),
-            watch(2, Some(2)),
-            put(0),
-        ];
-        let seq = ApiSequence::new(None, None, ops);
+        let seq = ApiSequence::relist_case();
         let model = model_transcript(&seq, ApiSuite(&mut server).setup(tombstones, Plant::None));
         let real = server.run(&seq, &model).expect("the server stays up");
         let msgs = |step: usize, id: u8| real.steps[step].messages.get(&id).cloned().unwrap_or_default();

@@ -1,10 +1,10 @@
-//! The level of the search being judged and expanded. Its states are made (a checkpoint) while they fit
-//! in memory; a level that would not fit is kept instead as the steps that reach it from the level
-//! before (its parent's place there and the action: 12 bytes a state, where a made state takes
-//! hundreds), so that memory grows with a level's width by those bytes only. A level kept so is made
-//! again, a chunk at a time, from the last level made whenever it is judged and expanded: the same
-//! states in the same order, so the same successors and the same result; only the time to make them
-//! grows with the levels kept since the last one made.
+//! The level of the search being judged and expanded. Every level is kept as the steps that reach it
+//! from the level before (its parent's place there and the action: a few bytes a state, where a made
+//! state takes hundreds), and its states are made while they fit in memory. A level that would not fit
+//! is not made: it is made again, a chunk at a time, whenever it is judged and expanded, from the last
+//! level still made, or, once memory runs short, from the initial state. The same states come in the
+//! same order, so the same successors and the same result; only the time to make them grows, by the
+//! levels above it (whose widths, growing level by level, add up to less than its own).
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -20,45 +20,59 @@ use crate::check_model::{CheckState, Checkable};
 pub type States<C> = Vec<Option<CheckState<C>>>;
 
 pub struct Frontier<C: Checkable> {
-    /// The last level made.
-    made: States<C>,
-    /// The levels after it, each as (its parent's place in the level before, the action), in order:
-    /// a level's parents' places never go down.
-    kept: Vec<Vec<(u32, Action)>>,
+    /// The initial state, level 0.
+    root: States<C>,
+    /// `steps[k]` reaches level k + 1 from level k: (the parent's place in level k, the action), in
+    /// order of the parents.
+    steps: Vec<Vec<(u32, Action)>>,
+    /// The last level made, and its number, unless dropped for memory.
+    made: Option<(usize, States<C>)>,
 }
 
 impl<C: Checkable> Frontier<C> {
     pub fn new(init: CheckState<C>) -> Self {
-        Frontier { made: vec![Some(init)], kept: Vec::new() }
+        Frontier { root: vec![Some(init)], steps: Vec::new(), made: None }
+    }
+
+    /// The current level's number (0: the initial state's).
+    fn current(&self) -> usize {
+        self.steps.len()
     }
 
     /// How many states the current level has.
     pub fn len(&self) -> usize {
-        self.kept.last().map_or(self.made.len(), Vec::len)
+        self.steps.last().map_or(self.root.len(), Vec::len)
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// How many levels are kept as steps since the last one made (0: the current level is made).
+    /// How many levels are made again to judge the current one (0: it is made).
     pub fn kept(&self) -> usize {
-        self.kept.len()
+        self.current() - self.made.as_ref().map_or(0, |(at, _)| *at)
     }
 
-    /// The states at `range` of the current level: borrowed where it is made, made again where it is
-    /// kept.
+    /// The bytes the steps take.
+    pub fn steps_bytes(&self) -> u64 {
+        let one = std::mem::size_of::<(u32, Action)>() as u64;
+        self.steps.iter().map(|s| s.capacity() as u64 * one).sum()
+    }
+
+    /// The states at `range` of the current level: borrowed where it is made, made again otherwise.
     pub fn states(&self, range: Range<usize>, symmetry: bool) -> Cow<'_, [Option<CheckState<C>>]> {
-        self.level(self.kept.len(), range, symmetry)
+        self.level(self.current(), range, symmetry)
     }
 
-    /// The states at `range` of level `at` (0: the last one made; `k`: the k-th kept after it), made
-    /// from the states of the level before that their steps start from.
+    /// The states at `range` of level `at`, made from the states of the level before that their steps
+    /// start from.
     fn level(&self, at: usize, range: Range<usize>, symmetry: bool) -> Cow<'_, [Option<CheckState<C>>]> {
-        if at == 0 {
-            return Cow::Borrowed(&self.made[range]);
+        match &self.made {
+            _ if at == 0 => return Cow::Borrowed(&self.root[range]),
+            Some((made, states)) if *made == at => return Cow::Borrowed(&states[range]),
+            _ => {}
         }
-        let steps = &self.kept[at - 1][range];
+        let steps = &self.steps[at - 1][range];
         let (Some(first), Some(last)) = (steps.first(), steps.last()) else { return Cow::Owned(Vec::new()) };
         let from = first.0 as usize;
         let parents = self.level(at - 1, from..last.0 as usize + 1, symmetry);
@@ -75,13 +89,20 @@ impl<C: Checkable> Frontier<C> {
     /// The next level, as the steps that reach it from the current one (in order of their parents).
     pub fn push(&mut self, next: Vec<(u32, Action)>) {
         debug_assert!(next.windows(2).all(|w| w[0].0 <= w[1].0), "parents in order");
-        self.kept.push(next);
+        self.steps.push(next);
+    }
+
+    /// Drop the level made: levels are made again from the initial state from here on.
+    pub fn drop_made(&mut self) {
+        if let Some((_, states)) = self.made.take() {
+            drop_states(states);
+        }
     }
 
     /// Make the current level's states, on every thread, into `spare` (a buffer reused level after
-    /// level). A state is left unmade once `stop` is set. `full` is asked every [`MEMORY_EVERY`]
-    /// states: once it says so, the making is given up and the level stays kept as steps, and `false`
-    /// is returned.
+    /// level); they replace the level made before. A state is left unmade once `stop` is set. `full` is
+    /// asked every [`MEMORY_EVERY`] states: once it says so, the making is given up, the level stays
+    /// unmade, and `false` is returned.
     pub fn make(
         &mut self,
         spare: &mut States<C>,
@@ -89,7 +110,10 @@ impl<C: Checkable> Frontier<C> {
         stop: &AtomicBool,
         full: &(dyn Fn() -> bool + Sync),
     ) -> bool {
-        let Some(steps) = self.kept.last() else { return true };
+        let at = self.current();
+        if at == 0 || self.kept() == 0 {
+            return true;
+        }
         let given_up = AtomicBool::new(false);
         let check = |i: usize| {
             if i % MEMORY_EVERY == 0 && !given_up.load(Ordering::Relaxed) && full() {
@@ -97,15 +121,16 @@ impl<C: Checkable> Frontier<C> {
             }
             given_up.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed)
         };
-        if self.kept.len() == 1 {
+        let steps = &self.steps[at - 1];
+        if self.kept() == 1 {
             // From the level made: each state from its parent, as the search always made a level.
-            let made = &self.made;
+            let this = &*self;
             steps
                 .par_iter()
                 .enumerate()
                 .map(|(i, &(place, action))| {
-                    let parent = made[place as usize].as_ref();
-                    parent.filter(|_| !check(i)).map(|p| successor(p, action, symmetry))
+                    let parent = this.level(at - 1, place as usize..place as usize + 1, symmetry);
+                    parent[0].as_ref().filter(|_| !check(i)).map(|p| successor(p, action, symmetry))
                 })
                 .collect_into_vec(spare);
         } else {
@@ -125,12 +150,20 @@ impl<C: Checkable> Frontier<C> {
             spare.extend(parts.into_iter().flatten());
         }
         if given_up.into_inner() {
-            spare.par_drain(..).for_each(drop);
+            drop_states(std::mem::take(spare));
             return false;
         }
-        std::mem::swap(&mut self.made, spare);
-        self.kept.clear();
-        spare.par_drain(..).for_each(drop);
+        let old = self.made.replace((at, std::mem::take(spare)));
+        if let Some((_, mut states)) = old {
+            // The old level's buffer is reused for the next one.
+            states.par_drain(..).for_each(drop);
+            *spare = states;
+        }
         true
     }
+}
+
+/// Drop a level's states on every thread.
+fn drop_states<C: Checkable>(mut states: States<C>) {
+    states.par_drain(..).for_each(drop);
 }

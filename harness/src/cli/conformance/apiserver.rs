@@ -13,7 +13,8 @@ pub const APISERVER_HELP: &str = "\
 Seeded sequences of writes, deletes, multi-key deletes at one revision (E8), compactions, LISTs (rv unset,
 \"0\", NotOlderThan, Exact; limit and continue), WATCHes (from an RV or \"0\", with bookmarks) and
 streaming lists (sendInitialEvents) run on the model's API server and store and on the real watch cache
-over a real etcd, side by side. Every answer (items and their RVs, the list RV, continue tokens, errors)
+over a real etcd, side by side; in some sequences the cache's etcd watch is held (the cache lags etcd)
+or ended as compacted (the cache relists, A5). Every answer (items and their RVs, the list RV, continue tokens, errors)
 and every watch message is compared; after each step both sides take a barrier (a consistent LIST, then
 until the cache holds the last write) and the cache's RV is compared too. Plain bookmarks come when the
 server's timers say: they are checked against A8, not compared. A difference is shrunk to a minimal

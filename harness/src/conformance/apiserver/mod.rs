@@ -243,21 +243,7 @@ mod tests {
     /// listed at, so a watch from before it gets 410 (A4) and one from it opens and gets what follows.
     #[test]
     fn a_relist_closes_the_watches_and_starts_the_window_anew() {
-        let put = |key| ApiOp::Put { key, other: false };
-        let watch = |id, from| ApiOp::Watch { id, from, unset: false, bookmarks: false };
-        let seq = ApiSequence::new(
-            None,
-            None,
-            vec![
-                put(0),
-                put(1),
-                watch(0, None),
-                ApiOp::RelistCache,
-                watch(1, Some(1)),
-                watch(2, Some(2)),
-                put(0),
-            ],
-        );
+        let seq = ApiSequence::relist_case();
         let setup = ModelSetup {
             tombstones: DROP,
             plant: Plant::None,

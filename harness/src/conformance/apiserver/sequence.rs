@@ -124,6 +124,24 @@ impl ApiSequence {
         ApiSequence { format: Self::FORMAT.to_string(), seed, index, ops }
     }
 
+    /// A cache relist between watches (A5): two writes, a watch from "0", the relist, then watches
+    /// from before the relist's revision and from it, and a write. The sequence the tests drive through
+    /// the model and through the real cacher.
+    pub fn relist_case() -> Self {
+        let put = |key| ApiOp::Put { key, other: false };
+        let watch = |id, from| ApiOp::Watch { id, from, unset: false, bookmarks: true };
+        let ops = vec![
+            put(0),
+            put(1),
+            watch(0, None),
+            ApiOp::RelistCache,
+            watch(1, Some(1)),
+            watch(2, Some(2)),
+            put(0),
+        ];
+        ApiSequence::new(None, None, ops)
+    }
+
     /// Read a sequence file; the error names what is wrong.
     pub fn parse(text: &str) -> Result<Self, String> {
         let seq: ApiSequence =
