@@ -116,7 +116,7 @@ impl<C: Checkable> Frontier<C> {
         }
         let given_up = AtomicBool::new(false);
         let check = |i: usize| {
-            if i % MEMORY_EVERY == 0 && !given_up.load(Ordering::Relaxed) && full() {
+            if i.is_multiple_of(MEMORY_EVERY) && !given_up.load(Ordering::Relaxed) && full() {
                 given_up.store(true, Ordering::Relaxed);
             }
             given_up.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed)
