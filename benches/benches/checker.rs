@@ -23,6 +23,7 @@ fn bfs(config: Config, threads: usize, symmetry: bool) -> usize {
         stop_at_violation: false,
         symmetry,
         memory_limit_bytes: None,
+        made_states: usize::MAX,
     };
     search(&CheckModel::new(config), settings, &AtomicBool::new(false), &Progress::default()).states
 }
