@@ -177,8 +177,9 @@ pub struct Settings {
     /// The resident memory at which the search stops. A level is made in one go, faster than a watch
     /// that polls could stop it, so the search checks it itself every [`MEMORY_EVERY`] states it makes.
     pub memory_limit_bytes: Option<u64>,
-    /// The most states a level is made with: a wider one is kept as steps ([`frontier`]), as is one
-    /// that would not fit under `memory_limit_bytes`. `usize::MAX` by default; a test makes it small.
+    /// The most states a level is made with. Every level is kept as steps ([`frontier`]); a wider one,
+    /// or one that would not fit under `memory_limit_bytes`, is not made at once but remade from the
+    /// initial state when it is judged. `usize::MAX` by default; a test makes it small.
     pub made_states: usize,
 }
 
@@ -367,7 +368,7 @@ fn search_in_pool<C: Checkable>(
         level.push(new);
         // Made, in order, where it fits: the level's vector takes its whole size as it is filled, and
         // each state what the last level made took a state; otherwise, or once the making finds the
-        // memory full, kept as steps. A stop leaves the level unfinished, and the search ends with it.
+        // memory full, left to be remade from the initial state when judged. A stop leaves the level unfinished, and the search ends with it.
         let limit = settings.memory_limit_bytes;
         let vector = (width * std::mem::size_of::<Option<CheckState<C>>>()) as u64;
         let need = vector + state_bytes.unwrap_or(0) * width as u64;
