@@ -401,11 +401,26 @@ func (s *server) watch(ctx context.Context, req *request) answer {
 	if req.Initial {
 		sendInitialEvents(&opts)
 	}
-	// The watch outlives this request: its own context, ended by stop.
-	w, err := watchAll(context.Background(), s.stack.store, opts)
+	// The watch outlives this request: its own context, ended by stop. With a timeout, as the API
+	// server's handler serves it (handleWatch and WatchServer.HandleHTTP, endpoints/handlers/get.go and
+	// watch.go): the storage's watch gets a context with that deadline, and is stopped when it passes.
+	var wctx context.Context
+	var cancel context.CancelFunc
+	if req.Timeout > 0 {
+		wctx, cancel = context.WithTimeout(context.Background(), time.Duration(req.Timeout)*time.Second)
+	} else {
+		wctx, cancel = context.WithCancel(context.Background())
+	}
+	started, err := watchAll(wctx, s.stack.store, opts)
 	if err != nil {
+		cancel()
 		return failure(err)
 	}
+	go func() {
+		<-wctx.Done()
+		started.Stop()
+	}()
+	w := stopping{started, cancel}
 	s.mu.Lock()
 	s.watches[req.Watch] = w
 	s.mu.Unlock()
@@ -418,6 +433,17 @@ func (s *server) watch(ctx context.Context, req *request) answer {
 		send(answer{Watch: &id, Closed: true})
 	}()
 	return answer{}
+}
+
+// stopping is a watch whose Stop also ends its context.
+type stopping struct {
+	watch.Interface
+	cancel context.CancelFunc
+}
+
+func (s stopping) Stop() {
+	s.Interface.Stop()
+	s.cancel()
 }
 
 func message(id int, ev watch.Event) answer {

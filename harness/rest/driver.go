@@ -533,7 +533,11 @@ func (d *driver) watch(req *request) answer {
 		t := true
 		opts.SendInitialEvents = &t
 	}
-	// The watch outlives this request: its own context, ended by stop.
+	if req.Timeout > 0 {
+		opts.TimeoutSeconds = &req.Timeout
+	}
+	// The watch outlives this request: its own context, ended by stop (or by the server, at its
+	// timeoutSeconds).
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := d.rest.Get().AbsPath(d.path()...).SpecificallyVersionedParams(&opts, parameterCodec, metav1.SchemeGroupVersion).
 		MaxRetries(0).Watch(ctx)

@@ -39,6 +39,8 @@ type request struct {
 	Cont    string `json:"continue"`
 	Marks   bool   `json:"bookmarks"`
 	Initial bool   `json:"send_initial_events"`
+	// Timeout is a watch's timeoutSeconds (0: none).
+	Timeout int64 `json:"timeout_seconds"`
 }
 
 // object is what the Rust side compares of an object.

@@ -68,6 +68,23 @@ mod with_apiserver {
         assert_eq!(first_difference(&seq, &model, &real).map(|d| d.to_string()), None);
     }
 
+    /// A9 on the real cacher: a watch with timeoutSeconds=1 gets what it owed from its RV, then ends
+    /// cleanly with no ERROR; the watch beside it goes on and gets the next write; the model agrees.
+    #[test]
+    fn a_watch_ends_cleanly_at_its_timeout() {
+        let (etcd, mut server) = components();
+        let tombstones = EtcdStore::connect(&etcd.endpoint).expect("etcd answers").tombstones();
+        let seq = ApiSequence::timeout_case();
+        let model = model_transcript(&seq, ApiSuite(&mut server).setup(tombstones, Plant::None));
+        let real = server.run(&seq, &model).expect("the server stays up");
+        let msgs = |step: usize, id: u8| real.steps[step].messages.get(&id).cloned().unwrap_or_default();
+        let timed = msgs(2, 0);
+        assert!(matches!(timed[..], [ApiMsg::Added(_), ApiMsg::Closed]), "{real:?}");
+        assert_eq!(msgs(4, 1).len(), 1, "{real:?}");
+        assert!(msgs(4, 0).is_empty(), "{real:?}");
+        assert_eq!(first_difference(&seq, &model, &real).map(|d| d.to_string()), None);
+    }
+
     #[test]
     fn the_command_writes_a_difference_that_replays() {
         let dir = std::env::temp_dir().join(format!("listwatch-apiserver-test-{}", std::process::id()));

@@ -17,6 +17,7 @@ mod with_apiserver {
     use std::time::Duration;
 
     use listwatch_harness::conformance::apiserver::sample::{self, SampleApiServer};
+    use listwatch_harness::conformance::apiserver::ApiSequence;
     use listwatch_harness::conformance::etcd::{EtcdProcess, EtcdStore};
     use listwatch_harness::conformance::EtcdToStart;
 
@@ -117,6 +118,28 @@ mod with_apiserver {
         let mut again = vec!["conformance", "http", "--replay", &out_arg];
         again.extend(plant);
         assert_eq!(listwatch(&again).status.code(), Some(1), "the file replays the difference");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A9 through the real handler: a watch with timeoutSeconds=1 gets its event and ends cleanly, as
+    /// the model says; the model planted with a watch that outlives its timeout differs there, named A9.
+    #[test]
+    fn a_watch_ends_at_its_timeout_seconds_over_http() {
+        let dir = std::env::temp_dir().join(format!("listwatch-http-timeout-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let file = dir.join("timeout.json");
+        std::fs::write(&file, ApiSequence::timeout_case().to_json()).expect("written");
+        let file = file.display().to_string();
+        let out = listwatch(&["conformance", "http", "--etcd", "3.6", "--replay", &file]);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        assert!(stdout.contains("no difference"), "{stdout}");
+        let planted =
+            ["conformance", "http", "--etcd", "3.6", "--replay", &file, "--plant", "timeout-ignored"];
+        let out = listwatch(&planted);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+        assert!(stdout.contains("at step 2 ") && stdout.contains("breaks A9"), "{stdout}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

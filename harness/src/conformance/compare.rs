@@ -102,6 +102,10 @@ pub trait Ops: Clone {
     fn relists(&self) -> usize {
         0
     }
+    /// How many of its watches last until the server ends them at their timeout (none by default).
+    fn timeouts(&self) -> usize {
+        0
+    }
 }
 
 impl Ops for Sequence {
@@ -234,6 +238,8 @@ pub struct Summary<Q = Sequence> {
     pub lagging: u64,
     /// Cache relists made on purpose ([`Ops::relists`]).
     pub relists: u64,
+    /// Watches that last until the server's timeout ends them ([`Ops::timeouts`]).
+    pub timeouts: u64,
 }
 
 /// The tombstone policy that is not `p`.
@@ -282,6 +288,7 @@ impl Campaign {
             summary.operations += sequence.len() as u64;
             summary.lagging += sequence.lagging() as u64;
             summary.relists += sequence.relists() as u64;
+            summary.timeouts += sequence.timeouts() as u64;
             summary.messages += messages as u64;
             progress(index + 1);
             if let Some(first) = diff {
@@ -322,6 +329,7 @@ impl<Q> Default for Summary<Q> {
             interrupted: false,
             lagging: 0,
             relists: 0,
+            timeouts: 0,
         }
     }
 }

@@ -323,6 +323,12 @@ pub(super) mod run {
                 s.relists
             ));
         }
+        if s.timeouts > 0 {
+            out.push_str(&format!(
+                "  watches until their timeoutSeconds=1 ended them: {} (A9: a clean close, once what they owed was sent)\n",
+                s.timeouts
+            ));
+        }
         for note in notes {
             out.push_str(&format!("  {note}\n"));
         }
@@ -371,6 +377,7 @@ pub(super) mod run {
             "watch_messages": s.messages,
             "lagging_requests": s.lagging,
             "cache_relists": s.relists,
+            "watch_timeouts": s.timeouts,
             "seconds": elapsed.as_secs_f64(),
             "interrupted": s.interrupted,
             "difference": diff(&s.difference),

@@ -3,13 +3,10 @@
 //! of refusals (410 below the compaction, 504 above the current revision) and of edge cases (a watch
 //! from the future, a continue after the pinned revision was compacted).
 
-use listwatch_model::store::TombstonePolicy;
-use listwatch_model::ApiServerRelease;
 use listwatch_model::Key;
 
 use super::model_side::{ModelServer, ModelSetup};
 use super::sequence::{ApiOp, ApiSequence, Rv};
-use crate::conformance::Plant;
 use crate::sim::rng::Rng;
 
 const KEYS: u8 = 4;
@@ -40,6 +37,8 @@ pub struct Draws {
     /// Operations straight on etcd: compactions and multi-key deletes at one revision (E4, E8). A
     /// server over HTTP whose etcd the run cannot reach gets neither: each is drawn again.
     pub etcd: bool,
+    /// Watches that last until the server ends them at their `timeoutSeconds` (A9).
+    pub timeouts: bool,
 }
 
 impl Draws {
@@ -51,23 +50,15 @@ impl Draws {
         relist: true,
         other: true,
         etcd: true,
+        timeouts: true,
     };
 }
 
 /// Sequence `index` of the run with `seed`: between 4 and `max_ops` operations.
 pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSequence {
     let mut rng = Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xa9);
-    let setup = ModelSetup {
-        tombstones: TombstonePolicy::DropAtCompaction,
-        plant: Plant::None,
-        progress_requests: draws.consistent_watch_list,
-        // Only the state matters here, to draw from; no streaming list is drawn without `watch_list`.
-        release: ApiServerRelease::NEWEST,
-        watch_list: true,
-        pagination: true,
-        handlers: false,
-    };
-    let mut model = ModelServer::new(setup);
+    // Only the state matters here, to draw from; no streaming list is drawn without `watch_list`.
+    let mut model = ModelServer::new(ModelSetup::storage(draws.consistent_watch_list));
     let len = 4 + rng.below(max_ops.saturating_sub(3).max(1) as u64) as usize;
     // A cache held behind (`HoldCache` .. `ReleaseCache`) in one sequence in eight, from a write and a
     // request that waits for a fresh cache ([`probe`]) through one to four drawn operations, from a
@@ -82,6 +73,12 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
     let mut relist = Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x2a9);
     let relisted =
         (draws.relist && held.is_none() && relist.chance(1, 8)).then(|| relist.below(len as u64) as usize);
+    // Watches that last until the server's timeout ends them (A9): one in eight of those from a
+    // revision etcd has, from a stream of draws of its own, so that up to the first the sequence is as
+    // without them. Each lasts a second of the run's time. Not from the future, whose wait for the RV
+    // is not what is compared here, nor from "0" or unset, which over HTTP may be a consistent
+    // streaming list waiting for a fresh cache.
+    let mut timeouts = Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x3a9);
     let mut ops = Vec::with_capacity(len + 4);
     for i in 0..len {
         let mut edge = Vec::new();
@@ -97,7 +94,11 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
             model.step(&op);
             ops.push(op);
         }
-        let op = draw(&mut rng, &model, draws);
+        let mut op = draw(&mut rng, &model, draws);
+        if let ApiOp::Watch { from, timeout, .. } = &mut op {
+            let drawn = timeouts.chance(1, 8);
+            *timeout = drawn && draws.timeouts && from.is_some_and(|x| x <= model.store.rev().0);
+        }
         model.step(&op);
         ops.push(op);
     }
@@ -127,7 +128,8 @@ fn relist_then_watch(relist: &mut Rng, model: &ModelServer) -> Vec<ApiOp> {
     let (rev, compacted) = (model.store.rev().0, model.store.compacted().0);
     let id = relist.below(u64::from(WATCHES)) as u8;
     let from = if relist.chance(1, 3) { rev } else { between(relist, compacted, rev) };
-    let watch = ApiOp::Watch { id, from: Some(from), unset: false, bookmarks: relist.chance(1, 2) };
+    let bookmarks = relist.chance(1, 2);
+    let watch = ApiOp::Watch { id, from: Some(from), unset: false, bookmarks, timeout: false };
     vec![ApiOp::RelistCache, watch]
 }
 
@@ -201,11 +203,15 @@ fn draw_any(rng: &mut Rng, model: &ModelServer, draws: Draws) -> ApiOp {
             // Half the watches from "0" send no resourceVersion instead, chosen by what was drawn
             // already, so that every other operation of a sequence stays as it was.
             let unset = from.is_none() && (key ^ id) & 1 == 1;
-            ApiOp::Watch { id, from, unset, bookmarks: rng.chance(1, 2) }
+            ApiOp::Watch { id, from, unset, bookmarks: rng.chance(1, 2), timeout: false }
         }
-        86..=91 if !draws.watch_list => {
-            ApiOp::Watch { id, from: Some(between(rng, 0, rev)), unset: false, bookmarks: true }
-        }
+        86..=91 if !draws.watch_list => ApiOp::Watch {
+            id,
+            from: Some(between(rng, 0, rev)),
+            unset: false,
+            bookmarks: true,
+            timeout: false,
+        },
         86..=91 => {
             let rv = match rng.below(3) {
                 0 if draws.consistent_watch_list => Rv::Consistent,
@@ -278,6 +284,32 @@ mod tests {
             relisted += 1;
         }
         assert!((5..=45).contains(&relisted), "about one sequence in eight of seven: {relisted} of 200");
+    }
+
+    /// Timed watches come from a stream of their own: up to the first a sequence is the one drawn
+    /// without them; each is from a revision etcd had, and about one watch in eight of those is one.
+    #[test]
+    fn a_timed_watch_leaves_the_operations_before_it_as_they_were() {
+        let untimed = Draws { timeouts: false, ..ALL };
+        let (mut timed, mut eligible) = (0, 0);
+        for i in 0..400 {
+            let with = sequence(9, i, 30, ALL);
+            let without = sequence(9, i, 30, untimed).ops;
+            let first = with.ops.iter().position(|o| matches!(o, ApiOp::Watch { timeout: true, .. }));
+            let before = first.unwrap_or(with.ops.len());
+            assert_eq!(with.ops[..before], without[..before], "sequence {i}");
+            let mut model = ModelServer::new(ModelSetup::storage(true));
+            for op in &with.ops {
+                if let ApiOp::Watch { from, timeout, .. } = op {
+                    let from_etcd = from.is_some_and(|x| x <= model.store.rev().0);
+                    assert!(!timeout || from_etcd, "sequence {i}: {op} is not from a revision etcd has");
+                    eligible += usize::from(from_etcd);
+                    timed += usize::from(*timeout);
+                }
+                model.step(op);
+            }
+        }
+        assert!(timed * 12 > eligible && timed * 5 < eligible, "{timed} timed of {eligible}");
     }
 
     /// Every freshness wait meets a held cache in a run of 100 sequences: a consistent LIST (A2's

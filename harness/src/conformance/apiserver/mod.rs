@@ -140,16 +140,7 @@ mod tests {
             ApiServerRelease::NEWEST
         }
         fn run(&mut self, seq: &ApiSequence, _: &ApiTranscript) -> Result<ApiTranscript, SideError> {
-            let setup = ModelSetup {
-                tombstones: TombstonePolicy::DropAtCompaction,
-                plant: Plant::None,
-                progress_requests: self.0,
-                release: ApiServerRelease::NEWEST,
-                watch_list: true,
-                pagination: true,
-                handlers: false,
-            };
-            Ok(model_transcript(seq, setup))
+            Ok(model_transcript(seq, ModelSetup::storage(self.0)))
         }
     }
 
@@ -166,6 +157,7 @@ mod tests {
             assert!(summary.messages > 200, "watches get events: {}", summary.messages);
             assert!(summary.lagging > 10, "requests meet a held cache: {}", summary.lagging);
             assert!(summary.relists > 5, "caches relist: {}", summary.relists);
+            assert!(summary.timeouts > 3, "watches time out: {}", summary.timeouts);
         }
     }
 
@@ -210,6 +202,32 @@ mod tests {
         assert!(diff.place.contains("breaks A5") || diff.place.contains("breaks A4"), "{diff}");
     }
 
+    /// A server that lets a watch outlive its timeoutSeconds is found through a timed watch, shrunk
+    /// to it, and named A9.
+    #[test]
+    fn a_planted_ignored_timeout_is_found_and_named() {
+        let campaign = Campaign { seed: 0, sequences: 100, max_ops: 30, plant: Plant::TimeoutIgnored };
+        let summary = campaign
+            .run_suite(&mut ApiSuite(&mut ModelApi(true)), DROP, &AtomicBool::new(false), |_| {})
+            .unwrap();
+        let (shortest, diff) = summary.difference.expect("the planted bug is found");
+        assert!(shortest.ops.len() <= 2, "{shortest:?}: {diff}");
+        assert!(matches!(shortest.ops.last(), Some(ApiOp::Watch { timeout: true, .. })), "{shortest:?}");
+        assert!(diff.place.contains("breaks A9"), "{diff}");
+    }
+
+    /// A timed watch (A9): what it owed from its RV, then a clean close, in the step that opened it;
+    /// a watch beside it goes on.
+    #[test]
+    fn a_timed_watch_gets_its_events_then_closes() {
+        let seq = ApiSequence::timeout_case();
+        let setup = ModelSetup::storage(true);
+        let t = model_transcript(&seq, setup);
+        let timed = &t.steps[2].messages[&0];
+        assert!(matches!(timed[..], [ApiMsg::Modified(_) | ApiMsg::Added(_), ApiMsg::Closed]), "{timed:?}");
+        assert_eq!(t.steps[4].messages.keys().collect::<Vec<_>>(), vec![&1], "only w1 gets the last write");
+    }
+
     /// A6 on a DELETE's own answer: a release that answers the object with its own last RV (before
     /// v0.26, kubernetes#113368) differs from the newest at the delete, and the rule is named; over
     /// HTTP, where the registry may answer a Status instead, the object is not compared.
@@ -244,15 +262,7 @@ mod tests {
     #[test]
     fn a_relist_closes_the_watches_and_starts_the_window_anew() {
         let seq = ApiSequence::relist_case();
-        let setup = ModelSetup {
-            tombstones: DROP,
-            plant: Plant::None,
-            progress_requests: true,
-            release: ApiServerRelease::NEWEST,
-            watch_list: true,
-            pagination: true,
-            handlers: false,
-        };
+        let setup = ModelSetup::storage(true);
         let t = model_transcript(&seq, setup);
         let msgs = |step: usize, id: u8| t.steps[step].messages.get(&id).cloned().unwrap_or_default();
         assert_eq!(msgs(2, 0).len(), 2, "the initial ADDEDs");

@@ -42,6 +42,22 @@ pub struct ModelSetup {
     pub handlers: bool,
 }
 
+impl ModelSetup {
+    /// The newest release's server driven at its storage layer, with no bug planted and the tombstone
+    /// policy of etcd before 3.5.16 (E4); `progress_requests` as etcd answers them or not (E7).
+    pub fn storage(progress_requests: bool) -> Self {
+        ModelSetup {
+            tombstones: TombstonePolicy::DropAtCompaction,
+            plant: Plant::None,
+            progress_requests,
+            release: ApiServerRelease::NEWEST,
+            watch_list: true,
+            pagination: true,
+            handlers: false,
+        }
+    }
+}
+
 /// The model stepped by a sequence (also what the generator draws the next operation from).
 #[derive(Debug)]
 pub struct ModelServer {
@@ -239,7 +255,7 @@ impl ModelServer {
                 }
                 None => ApiAnswer::Nothing,
             },
-            ApiOp::Watch { id, from, bookmarks, .. } => {
+            ApiOp::Watch { id, from, bookmarks, timeout, .. } => {
                 self.server.forget(ClientId(id));
                 // A3: rv unset is "0". The cacher serves a watch with no resourceVersion and no
                 // sendInitialEvents from its cache as from "0" ("legacy case",
@@ -248,13 +264,24 @@ impl ModelServer {
                 // the WatchFromStorageWithoutResourceVersion gate sends it to etcd: off by default in
                 // every release, locked off from v0.33.
                 let from = from.map_or(WatchFrom::Now, |x| WatchFrom::Rv(Rev(x)));
+                let timeout_secs = u32::from(timeout);
                 let out = if self.setup.handlers {
-                    let request = Request::Watch { from, timeout_secs: 0, bookmarks };
+                    let request = Request::Watch { from, timeout_secs, bookmarks };
                     self.server.serve(ClientId(id), request, &self.store)
                 } else {
                     self.server.watch(ClientId(id), from, bookmarks)
                 };
-                return Self::opened(out);
+                let (answer, mut out) = Self::opened(out);
+                // A9: the server ends the watch at its timeout, cleanly, after what it sent at once (the
+                // handler's `handleWatch` gives the watch a context with that deadline and its
+                // `WatchServer` stops it when the timeout fires; the cacher sends no bookmark first
+                // when the deadline is under 2 s away, `cacheWatcher.nextBookmarkTime`; read in
+                // k8s.io/apiserver v0.37.2, `endpoints/handlers/get.go` and
+                // `storage/cacher/cache_watcher.go`). Nothing happens between the two here.
+                if timeout && self.setup.plant != Plant::TimeoutIgnored {
+                    out.extend(self.server.timeout_watch(ClientId(id)));
+                }
+                return (answer, out);
             }
             ApiOp::WatchList { id, rv } => {
                 self.server.forget(ClientId(id));

@@ -47,7 +47,9 @@ pub enum ApiOp {
     Continue { limit: u8 },
     /// WATCH `id` from `from` (A3, A4), "0" when absent, or with no resourceVersion at all when
     /// `unset` (A3 gives it the meaning of "0": every release serves it from the cache, see
-    /// [`crate::conformance::apiserver::model_side`]).
+    /// [`crate::conformance::apiserver::model_side`]). With `timeout`, `timeoutSeconds=1`, and the
+    /// operation lasts until the server ends the watch (A9: cleanly, with no ERROR, once what it owed
+    /// was sent); nothing else happens meanwhile.
     Watch {
         id: u8,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,6 +57,8 @@ pub enum ApiOp {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         unset: bool,
         bookmarks: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        timeout: bool,
     },
     /// A streaming list on watch `id` (A12).
     WatchList { id: u8, rv: Rv },
@@ -115,6 +119,9 @@ impl Ops for ApiSequence {
     fn relists(&self) -> usize {
         self.ops.iter().filter(|o| matches!(o, ApiOp::RelistCache)).count()
     }
+    fn timeouts(&self) -> usize {
+        self.ops.iter().filter(|o| matches!(o, ApiOp::Watch { timeout: true, .. })).count()
+    }
 }
 
 impl ApiSequence {
@@ -129,7 +136,7 @@ impl ApiSequence {
     /// the model and through the real cacher.
     pub fn relist_case() -> Self {
         let put = |key| ApiOp::Put { key, other: false };
-        let watch = |id, from| ApiOp::Watch { id, from, unset: false, bookmarks: true };
+        let watch = |id, from| ApiOp::Watch { id, from, unset: false, bookmarks: true, timeout: false };
         let ops = vec![
             put(0),
             put(1),
@@ -140,6 +147,16 @@ impl ApiSequence {
             put(0),
         ];
         ApiSequence::new(None, None, ops)
+    }
+
+    /// A watch until its timeout (A9) beside one without: two writes, a watch from the first with
+    /// `timeoutSeconds=1` (the second write, then a clean close), a watch from the first with none,
+    /// and a write only that one gets. The sequence the tests drive through the model, the real
+    /// cacher and a server over HTTP.
+    pub fn timeout_case() -> Self {
+        let put = |key| ApiOp::Put { key, other: false };
+        let watch = |id, timeout| ApiOp::Watch { id, from: Some(1), unset: false, bookmarks: true, timeout };
+        ApiSequence::new(None, None, vec![put(0), put(1), watch(0, true), watch(1, false), put(2)])
     }
 
     /// Read a sequence file; the error names what is wrong.
@@ -204,14 +221,14 @@ impl std::fmt::Display for ApiOp {
             ApiOp::List { rv, limit: None } => write!(f, "LIST {rv}"),
             ApiOp::List { rv, limit: Some(l) } => write!(f, "LIST {rv} limit={l}"),
             ApiOp::Continue { limit } => write!(f, "LIST limit={limit} continue=<last token>"),
-            ApiOp::Watch { id, from: None, unset: true, bookmarks } => {
-                write!(f, "WATCH w{id} rv unset{}", marks(*bookmarks))
+            ApiOp::Watch { id, from: None, unset: true, bookmarks, timeout } => {
+                write!(f, "WATCH w{id} rv unset{}{}", marks(*bookmarks), until_timeout(*timeout))
             }
-            ApiOp::Watch { id, from: None, bookmarks, .. } => {
-                write!(f, "WATCH w{id} rv=\"0\"{}", marks(*bookmarks))
+            ApiOp::Watch { id, from: None, bookmarks, timeout, .. } => {
+                write!(f, "WATCH w{id} rv=\"0\"{}{}", marks(*bookmarks), until_timeout(*timeout))
             }
-            ApiOp::Watch { id, from: Some(x), bookmarks, .. } => {
-                write!(f, "WATCH w{id} rv={x}{}", marks(*bookmarks))
+            ApiOp::Watch { id, from: Some(x), bookmarks, timeout, .. } => {
+                write!(f, "WATCH w{id} rv={x}{}{}", marks(*bookmarks), until_timeout(*timeout))
             }
             ApiOp::WatchList { id, rv } => write!(f, "WATCH w{id} sendInitialEvents {rv}"),
             ApiOp::Stop { id } => write!(f, "stop w{id}"),
@@ -219,6 +236,14 @@ impl std::fmt::Display for ApiOp {
             ApiOp::ReleaseCache => write!(f, "release the cache's etcd watch"),
             ApiOp::RelistCache => write!(f, "end the cache's etcd watch as compacted: the cache relists"),
         }
+    }
+}
+
+fn until_timeout(on: bool) -> &'static str {
+    if on {
+        " timeoutSeconds=1, until it ends"
+    } else {
+        ""
     }
 }
 

@@ -26,6 +26,8 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long to wait for a watch message the model expects once the cache has caught up: more than a
 /// streaming list's bounded wait for the cache (3 s, A12) before its ERROR.
 pub const MESSAGE_WAIT: Duration = Duration::from_secs(5);
+/// How long a watch with `timeoutSeconds=1` may take to end: its second and the server's slack.
+pub const TIMEOUT_WAIT: Duration = Duration::from_secs(6);
 
 /// The feature gates a release runs with: the API server's defaults, but for `ListFromCacheSnapshot`
 /// (alpha in 1.33, beta and on since 1.34). With it the cacher serves Exact LISTs and continue pages
@@ -569,14 +571,15 @@ impl Run<'_> {
                 Some(token) => serde_json::json!({"op": "list", "limit": limit, "continue": token}),
                 None => return Ok(ApiAnswer::Nothing),
             },
-            ApiOp::Watch { id, from, unset, bookmarks } => {
+            ApiOp::Watch { id, from, unset, bookmarks, timeout } => {
                 let rv = match from {
                     Some(x) => (base + i64::from(*x)).to_string(),
                     None if *unset => String::new(),
                     None => "0".to_string(),
                 };
                 self.stop(*id, at)?;
-                serde_json::json!({"op": "watch", "watch": self.number(*id), "rv": rv, "bookmarks": bookmarks})
+                serde_json::json!({"op": "watch", "watch": self.number(*id), "rv": rv, "bookmarks": bookmarks,
+                    "timeout_seconds": u32::from(*timeout)})
             }
             ApiOp::WatchList { id, rv } => {
                 let (rv, _) = rv_request(*rv, base);
@@ -648,7 +651,12 @@ impl Run<'_> {
                     self.watches.remove(id);
                     self.failed(e)
                 }
-                None => ApiAnswer::WatchOpened,
+                None => {
+                    if let ApiOp::Watch { timeout: true, .. } = op {
+                        self.await_end(*id, at)?;
+                    }
+                    ApiAnswer::WatchOpened
+                }
             },
             ApiOp::HoldCache | ApiOp::ReleaseCache | ApiOp::RelistCache => match &line.error {
                 Some(e) => return Err(SideError(format!("the API server failed at {at}: {}", e.message))),
@@ -656,6 +664,22 @@ impl Run<'_> {
             },
             ApiOp::Stop { .. } => unreachable!("answered above"),
         })
+    }
+
+    /// Wait for the server to end watch `id` at its `timeoutSeconds=1` (A9), up to [`TIMEOUT_WAIT`]
+    /// for the second and the server's slack; what it sent meanwhile is kept for the step. A watch
+    /// still open then is left so: the comparison finds it open where the model closed it.
+    fn await_end(&mut self, id: u8, at: &str) -> Result<(), SideError> {
+        let deadline = Instant::now() + TIMEOUT_WAIT;
+        loop {
+            self.absorb(id);
+            if self.watches.get(&id).is_none_or(|w| w.closed) {
+                return Ok(());
+            }
+            if self.server.next_line(deadline, at)?.is_none() {
+                return Ok(());
+            }
+        }
     }
 
     /// A fresh server watch number for watch `id`.

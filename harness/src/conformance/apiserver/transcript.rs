@@ -150,7 +150,6 @@ fn render(step: Option<&ApiStep>) -> String {
     parts.join(", ")
 }
 
-/// The first place where `server` differs from `model`.
 /// The rule of the contract a difference at `op` breaks (SEMANTICS A1–A14): by what differs, the
 /// answer or the watch messages, and the kind of request.
 fn rule(op: &ApiOp, m: Option<&ApiStep>, s: Option<&ApiStep>) -> &'static str {
@@ -182,6 +181,12 @@ fn rule(op: &ApiOp, m: Option<&ApiStep>, s: Option<&ApiStep>) -> &'static str {
     let messages = (m.map(|m| &m.messages), s.map(|s| &s.messages));
     if messages.0 != messages.1 && matches!(op, ApiOp::RelistCache) {
         return "breaks A5 (a cache relist closes its watches)";
+    }
+    let closed = |msgs: Option<&BTreeMap<u8, Vec<ApiMsg>>>| {
+        msgs.into_iter().flat_map(BTreeMap::values).flatten().any(|m| *m == ApiMsg::Closed)
+    };
+    if matches!(op, ApiOp::Watch { timeout: true, .. }) && closed(messages.0) != closed(messages.1) {
+        return "breaks A9 (a watch ends cleanly at its timeoutSeconds)";
     }
     if messages.0 != messages.1 {
         let all = messages.0.into_iter().chain(messages.1).flat_map(BTreeMap::values).flatten();
@@ -225,6 +230,7 @@ fn message_rule<'a>(msgs: impl Iterator<Item = &'a ApiMsg>) -> &'static str {
     }
 }
 
+/// The first place where `server` differs from `model`.
 pub fn first_difference(
     seq: &ApiSequence,
     model: &ApiTranscript,
