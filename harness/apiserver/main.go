@@ -37,6 +37,10 @@ type request struct {
 	Initial bool   `json:"send_initial_events"`
 	// Timeout is a watch's timeoutSeconds (0: none).
 	Timeout int64 `json:"timeout_seconds"`
+	// Named: a LIST with the field selector metadata.name=<the name of Key>, in the namespace
+	// (Namespaced) or across namespaces.
+	Named      bool `json:"named"`
+	Namespaced bool `json:"namespaced"`
 }
 
 // object is a Pod as the Rust side compares it.

@@ -60,11 +60,20 @@ func cacherConfig(store storage.Interface) cacher.Config {
 		Storage:        store,
 		Versioner:      versioner,
 		ResourcePrefix: resourcePrefix,
-		KeyFunc:        func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc(resourcePrefix, obj) },
-		GetAttrsFunc:   storage.DefaultNamespaceScopedAttr,
-		NewFunc:        newFunc,
-		NewListFunc:    newListFunc,
-		Codec:          codec,
+		// The key the registry gives an object (`/pods/<namespace>/<name>`, as storageKey), which the
+		// cacher looks one key up by (a LIST of one name in a namespace). Written out, since
+		// storage.NamespaceKeyFunc puts a "/" after the prefix until v0.35 and not from then on.
+		KeyFunc: func(obj runtime.Object) (string, error) {
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return "", err
+			}
+			return resourcePrefix + m.GetNamespace() + "/" + m.GetName(), nil
+		},
+		GetAttrsFunc: storage.DefaultNamespaceScopedAttr,
+		NewFunc:      newFunc,
+		NewListFunc:  newListFunc,
+		Codec:        codec,
 	}
 	releaseConfig(&c)
 	return c
@@ -378,7 +387,20 @@ func (s *server) list(ctx context.Context, req *request) answer {
 	list := &example.PodList{}
 	opts := storage.ListOptions{ResourceVersion: req.RV, ResourceVersionMatch: metav1.ResourceVersionMatch(req.Match),
 		Predicate: predicate(req.Limit, req.Cont, false)}
-	if err := listAll(ctx, s.stack.store, opts, list); err != nil {
+	var err error
+	switch {
+	case req.Named && req.Namespaced:
+		// As the registry lists one name in a namespace (Store.ListPredicate): its one key.
+		opts.Predicate.Field = fields.OneTermEqualSelector("metadata.name", name(req.Key))
+		err = listOne(ctx, s.stack.store, storageKey(req.Key), opts, list)
+	case req.Named:
+		// Across namespaces the registry lists the whole resource with the selector.
+		opts.Predicate.Field = fields.OneTermEqualSelector("metadata.name", name(req.Key))
+		err = listAll(ctx, s.stack.store, opts, list)
+	default:
+		err = listAll(ctx, s.stack.store, opts, list)
+	}
+	if err != nil {
 		return failure(err)
 	}
 	rv, _ := strconv.ParseInt(list.ResourceVersion, 10, 64)

@@ -16,6 +16,12 @@ func listAll(ctx context.Context, st storage.Interface, opts storage.ListOptions
 	return st.GetList(ctx, resourcePrefix, opts, out)
 }
 
+// listOne lists the object at one key: a GetList that is not recursive (v0.24 on).
+func listOne(ctx context.Context, st storage.Interface, key string, opts storage.ListOptions, out runtime.Object) error {
+	opts.Recursive = false
+	return st.GetList(ctx, key, opts, out)
+}
+
 // watchAll watches every object of the resource: a recursive Watch (v0.24 on).
 func watchAll(ctx context.Context, st storage.Interface, opts storage.ListOptions) (watch.Interface, error) {
 	opts.Recursive = true

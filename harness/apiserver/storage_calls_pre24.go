@@ -16,6 +16,11 @@ func listAll(ctx context.Context, st storage.Interface, opts storage.ListOptions
 	return st.List(ctx, resourcePrefix, opts, out)
 }
 
+// listOne lists the object at one key: GetToList before v0.24.
+func listOne(ctx context.Context, st storage.Interface, key string, opts storage.ListOptions, out runtime.Object) error {
+	return st.GetToList(ctx, key, opts, out)
+}
+
 // watchAll watches every object of the resource: WatchList before v0.24 (Watch watches one key).
 func watchAll(ctx context.Context, st storage.Interface, opts storage.ListOptions) (watch.Interface, error) {
 	return st.WatchList(ctx, resourcePrefix, opts)

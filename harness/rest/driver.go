@@ -234,6 +234,9 @@ func (d *driver) handle(ctx context.Context, req *request) answer {
 	case "compact":
 		return d.compact(ctx, req.Rev)
 	case "list":
+		if req.Named {
+			return d.listNamed(ctx, req)
+		}
 		return d.list(ctx, req.RV, req.Match, req.Limit, req.Cont)
 	case "watch":
 		return d.watch(req)
@@ -507,8 +510,24 @@ func (d *driver) compact(ctx context.Context, rev int64) answer {
 func (d *driver) list(ctx context.Context, rv, match string, limit int64, cont string) answer {
 	opts := metav1.ListOptions{ResourceVersion: rv, ResourceVersionMatch: metav1.ResourceVersionMatch(match),
 		Limit: limit, Continue: cont}
+	return d.listAt(ctx, d.path(), opts)
+}
+
+// listNamed lists one name by field selector, in the run's namespace or across namespaces (the
+// resource's path with no namespace).
+func (d *driver) listNamed(ctx context.Context, req *request) answer {
+	opts := metav1.ListOptions{ResourceVersion: req.RV, ResourceVersionMatch: metav1.ResourceVersionMatch(req.Match),
+		FieldSelector: "metadata.name=" + name(req.Key)}
+	path := d.path()
+	if !req.Namespaced {
+		path = append(path[:len(path)-3:len(path)-3], path[len(path)-1])
+	}
+	return d.listAt(ctx, path, opts)
+}
+
+func (d *driver) listAt(ctx context.Context, path []string, opts metav1.ListOptions) answer {
 	list := &unstructured.UnstructuredList{}
-	err := d.rest.Get().AbsPath(d.path()...).SpecificallyVersionedParams(&opts, parameterCodec, metav1.SchemeGroupVersion).
+	err := d.rest.Get().AbsPath(path...).SpecificallyVersionedParams(&opts, parameterCodec, metav1.SchemeGroupVersion).
 		MaxRetries(0).Do(ctx).Into(list)
 	if err != nil {
 		return failure(err)

@@ -16,7 +16,8 @@ mod with_apiserver {
 
     use listwatch_harness::conformance::apiserver::server::{binary, ApiServerProcess};
     use listwatch_harness::conformance::apiserver::{
-        first_difference, model_transcript, ApiMsg, ApiOp, ApiSequence, ApiSuite, Rv, ServerUnderTest,
+        first_difference, model_transcript, ApiAnswer, ApiMsg, ApiOp, ApiSequence, ApiSuite, Rv,
+        ServerUnderTest,
     };
     use listwatch_harness::conformance::etcd::{EtcdProcess, EtcdStore};
     use listwatch_harness::conformance::{Campaign, Plant};
@@ -83,6 +84,27 @@ mod with_apiserver {
         assert_eq!(msgs(4, 1).len(), 1, "{real:?}");
         assert!(msgs(4, 0).is_empty(), "{real:?}");
         assert_eq!(first_difference(&seq, &model, &real).map(|d| d.to_string()), None);
+    }
+
+    /// A LIST of one name by field selector through the real cacher and etcd, as the registry sends
+    /// it (one key in the namespace, the whole resource filtered across namespaces), for each kind of
+    /// RV: the model agrees, and the answers hold one object or none.
+    #[test]
+    fn a_list_of_one_name_matches_the_model() {
+        let (etcd, mut server) = components();
+        let tombstones = EtcdStore::connect(&etcd.endpoint).expect("etcd answers").tombstones();
+        let seq = ApiSequence::named_case();
+        let model = model_transcript(&seq, ApiSuite(&mut server).setup(tombstones, Plant::None));
+        let real = server.run(&seq, &model).expect("the server stays up");
+        assert_eq!(first_difference(&seq, &model, &real).map(|d| d.to_string()), None);
+        let sizes: Vec<usize> = real.steps[3..]
+            .iter()
+            .map(|s| match &s.answer {
+                Some(ApiAnswer::List { items, .. }) => items.len(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(sizes, vec![1, 1, 1, 1, 1, 0, 1], "{real:?}");
     }
 
     #[test]

@@ -99,20 +99,35 @@ fn the_handler_rule_answers_its_file_as_the_real_server_did() {
 
 #[test]
 fn each_rule_answers_its_file_as_the_real_release_did() {
+    // Each file, the step where its release differs, and whether the newest release is taken with
+    // the old one's cache (a consistent read from etcd, whose RV a write of another resource moves
+    // ahead of the cache's) so that only the rule under test tells them apart.
     let cases = [
         // A2: an Exact LIST ahead of etcd is a 500 before kubernetes#132374 (v0.34).
-        ("apiserver-v0.32.13.future-exact-list-500.kubernetes-132374.json", 0),
+        ("apiserver-v0.32.13.future-exact-list-500.kubernetes-132374.json", 0, false),
         // A12: the WatchList gate is off in 1.33; the handler refuses the streaming list.
-        ("apiserver-v0.33.13.watch-list-gate-off.json", 0),
+        ("apiserver-v0.33.13.watch-list-gate-off.json", 0, false),
         // A2: a consistent read goes to etcd in v0.30 and does not move the cache.
-        ("apiserver-v0.30.14.consistent-list-reads-etcd.json", 0),
+        ("apiserver-v0.30.14.consistent-list-reads-etcd.json", 0, false),
         // A6: a DELETE answers the object with its own last RV before kubernetes#113368 (v0.26).
-        ("apiserver-v0.25.16.delete-answers-last-rv.kubernetes-113368.json", 1),
+        ("apiserver-v0.25.16.delete-answers-last-rv.kubernetes-113368.json", 1, false),
+        // A2: an Exact LIST of one name in a namespace answers etcd's current revision before v0.24
+        // (GetToList; PR #106948).
+        ("apiserver-v0.22.17.exact-list-of-one-name-current-rv.pr-106948.json", 3, true),
     ];
-    for (name, step) in cases {
+    for (name, step, same_cache) in cases {
         let (seq, release) = read(name);
         let old = model(&seq, release);
-        let newest = model(&seq, ApiServerRelease::NEWEST);
+        let newest = if same_cache {
+            let setup = ModelSetup {
+                tombstones: TombstonePolicy::KeepAtCompactRev,
+                progress_requests: release.consistent_list_from_cache(),
+                ..ModelSetup::storage(true)
+            };
+            model_transcript(&seq, setup)
+        } else {
+            model(&seq, ApiServerRelease::NEWEST)
+        };
         let diff = first_difference(&seq, &newest, &old)
             .unwrap_or_else(|| panic!("{name}: no rule tells them apart"));
         assert!(diff.place.starts_with(&format!("step {step} ")), "{name}: {diff}");
@@ -127,6 +142,12 @@ fn each_rule_answers_its_file_as_the_real_release_did() {
         other => panic!("the delete answers its object: {other:?}"),
     };
     assert_eq!((rv(model(&seq, release)), rv(model(&seq, ApiServerRelease::NEWEST))), (1, 2));
+    let (seq, release) = read("apiserver-v0.22.17.exact-list-of-one-name-current-rv.pr-106948.json");
+    let list_rv = |t: ApiTranscript| match &t.steps[3].answer {
+        Some(ApiAnswer::List { rv, items, .. }) if items.len() == 1 => *rv,
+        other => panic!("the LIST answers the one object: {other:?}"),
+    };
+    assert_eq!((list_rv(model(&seq, release)), list_rv(model(&seq, ApiServerRelease::NEWEST))), (3, 2));
 }
 
 #[test]

@@ -59,6 +59,21 @@ mod with_apiserver {
         listwatch(&words)
     }
 
+    /// `conformance http --replay` of `seq` (written to a file of its own, `name`) against the
+    /// sample-apiserver it starts over etcd 3.6, with `extra` arguments.
+    fn replay(seq: &ApiSequence, name: &str, extra: &[&str]) -> Output {
+        let dir = std::env::temp_dir().join(format!("listwatch-http-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let file = dir.join(format!("{name}.json"));
+        std::fs::write(&file, seq.to_json()).expect("written");
+        let file = file.display().to_string();
+        let mut words = vec!["conformance", "http", "--etcd", "3.6", "--replay", &file];
+        words.extend_from_slice(extra);
+        let out = listwatch(&words);
+        let _ = std::fs::remove_dir_all(&dir);
+        out
+    }
+
     fn corpus(name: &str) -> String {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/conformance").join(name).display().to_string()
     }
@@ -125,22 +140,24 @@ mod with_apiserver {
     /// the model says; the model planted with a watch that outlives its timeout differs there, named A9.
     #[test]
     fn a_watch_ends_at_its_timeout_seconds_over_http() {
-        let dir = std::env::temp_dir().join(format!("listwatch-http-timeout-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
-        let file = dir.join("timeout.json");
-        std::fs::write(&file, ApiSequence::timeout_case().to_json()).expect("written");
-        let file = file.display().to_string();
-        let out = listwatch(&["conformance", "http", "--etcd", "3.6", "--replay", &file]);
+        let out = replay(&ApiSequence::timeout_case(), "timeout", &[]);
         let (stdout, stderr) = text(&out);
         assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
         assert!(stdout.contains("no difference"), "{stdout}");
-        let planted =
-            ["conformance", "http", "--etcd", "3.6", "--replay", &file, "--plant", "timeout-ignored"];
-        let out = listwatch(&planted);
+        let out = replay(&ApiSequence::timeout_case(), "timeout", &["--plant", "timeout-ignored"]);
         let (stdout, stderr) = text(&out);
         assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
         assert!(stdout.contains("at step 2 ") && stdout.contains("breaks A9"), "{stdout}");
-        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// LISTs of one name by field selector through the real handler and registry, in the namespace
+    /// and across namespaces, for each kind of RV: as the model says.
+    #[test]
+    fn a_list_of_one_name_matches_the_model_over_http() {
+        let out = replay(&ApiSequence::named_case(), "named", &[]);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        assert!(stdout.contains("no difference"), "{stdout}");
     }
 
     /// Two mistakes hand-written servers make, planted in the sample-apiserver

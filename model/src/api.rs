@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::types::{Object, Rev};
+use crate::types::{Key, Object, Rev};
 
 /// The `resourceVersion` (and `resourceVersionMatch`) of a LIST (A2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -244,6 +244,22 @@ pub struct ListResponse {
     /// More pages follow (A13).
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub cont: Option<Continue>,
+}
+
+impl ListResponse {
+    /// The answer to the same LIST with the field selector `metadata.name=<key>`, whole (no `limit`):
+    /// the same list RV, holding only that object, if it is there. Whether the request is served from
+    /// the cache or from etcd does not change with the selector (A2, A3): in the namespace the
+    /// registry lists the one key (`Store.ListPredicate` sets `Recursive: false`, or calls
+    /// `GetToList` before v0.24), which the cacher serves or delegates by the same resourceVersion
+    /// rules (`delegator.ShouldDelegateList`; only an Exact read of one key always goes to etcd, which
+    /// answers it as the cache's snapshot would); across namespaces the cacher or etcd filters the
+    /// whole list (read in k8s.io/apiserver v0.22.17 and v0.37.2). Simplified: no pagination with a
+    /// selector, where etcd fills each page from more keys than the limit.
+    pub fn named(mut self, key: Key) -> Self {
+        self.items.retain(|o| o.key == key);
+        self
+    }
 }
 
 /// One event on a watch stream.

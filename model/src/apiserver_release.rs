@@ -102,6 +102,21 @@ impl ApiServerRelease {
         let rv = if self.minor >= 26 { deleted_at } else { last.rv };
         Object { rv, ..last }
     }
+
+    /// A2 for a LIST of one name in a namespace at an Exact RV (the registry reads its one key, and the
+    /// cache hands an Exact read of one key to etcd): the list RV it answers, for the revision `read`
+    /// while etcd is at `current`. From v0.24 the revision read, as for any Exact LIST; before, etcd's
+    /// current revision, newer than what was read: the etcd3 store's `GetToList` stamps the list with
+    /// `getResp.Header.Revision`, the header of a read `WithRev` (v0.22.17, v0.23.17), where `GetList`
+    /// answers `returnedRV`, the revision read (v0.24.17), `pkg/storage/etcd3/store.go`. PR #106948
+    /// ("Simplify storage interface", 1.24) replaced `List` and `GetToList` with `GetList`.
+    pub fn exact_key_list_rv(self, read: Rev, current: Rev) -> Rev {
+        if self.minor >= 24 {
+            read
+        } else {
+            current
+        }
+    }
 }
 
 impl std::fmt::Display for ApiServerRelease {
@@ -150,6 +165,8 @@ mod tests {
         assert_eq!(deleted("v0.25.16"), last, "the object's own RV");
         assert_eq!(deleted("v0.26.0"), Object { rv: Rev(7), ..last }, "the deletion RV");
         assert_eq!(deleted("v0.37.2"), Object { rv: Rev(7), ..last });
+        let one_key = |v| of(v).exact_key_list_rv(Rev(1), Rev(3));
+        assert_eq!((one_key("v0.23.17"), one_key("v0.24.0"), one_key("v0.37.2")), (Rev(3), Rev(1), Rev(1)));
     }
 
     /// What the model's server answers under each release's rules (A2, A12).

@@ -12,7 +12,7 @@ use crate::api::{
 use crate::apiserver_release::ApiServerRelease;
 use crate::flaw::{Flaw, Flaws};
 use crate::store::{ReadError, Snapshot, Store, WatchResponse, WatcherId};
-use crate::types::{ClientId, Millis, Rev, ServerId};
+use crate::types::{ClientId, Key, Millis, Rev, ServerId};
 use crate::watch_cache::{CacheEvent, Ingested, WatchCache};
 
 /// Messages a step sends, in order.
@@ -256,6 +256,31 @@ impl ApiServer {
             }),
         };
         vec![(client, Message::List(result))]
+    }
+
+    /// A LIST with the field selector `metadata.name=<key>` (A2), whole: the LIST's answer holding only
+    /// that object ([`ListResponse::named`]); in the namespace (`namespaced`) at an Exact RV with the
+    /// list RV its release answers for a read of one key ([`ApiServerRelease::exact_key_list_rv`]).
+    /// Simplified: one that has to wait for the cache (a NotOlderThan ahead of it) is answered whole
+    /// when its wait ends.
+    pub fn list_named(
+        &mut self,
+        client: ClientId,
+        rv: ListRv,
+        key: Key,
+        namespaced: bool,
+        store: &Store,
+    ) -> Outbox {
+        let mut out = self.list(client, rv, store);
+        for (_, message) in &mut out {
+            if let Message::List(Ok(list)) = message {
+                *list = list.clone().named(key);
+                if let (ListRv::Exact(read), true) = (rv, namespaced) {
+                    list.rv = self.release.exact_key_list_rv(read, store.rev());
+                }
+            }
+        }
+        out
     }
 
     /// `consistent-read-lags`: a consistent read answered from the cache as it is, with no wait for

@@ -39,6 +39,11 @@ pub struct Draws {
     pub etcd: bool,
     /// Watches that last until the server ends them at their `timeoutSeconds` (A9).
     pub timeouts: bool,
+    /// LISTs of one name by field selector ([`ApiOp::ListNamed`]).
+    pub named: bool,
+    /// Those LISTs across namespaces too: not against a server someone else runs, whose other
+    /// namespaces may hold objects of the same names, or refuse a cluster-wide LIST.
+    pub across_namespaces: bool,
 }
 
 impl Draws {
@@ -51,6 +56,8 @@ impl Draws {
         other: true,
         etcd: true,
         timeouts: true,
+        named: true,
+        across_namespaces: true,
     };
 }
 
@@ -79,6 +86,10 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
     // is not what is compared here, nor from "0" or unset, which over HTTP may be a consistent
     // streaming list waiting for a fresh cache.
     let mut timeouts = Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x3a9);
+    // One whole LIST in three becomes a LIST of one name by field selector, with the same RV: in the
+    // namespace or across namespaces, from a stream of draws of its own (a LIST changes nothing the
+    // next draws see, so the rest of the sequence stays as it was).
+    let mut named = Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x4a9);
     let mut ops = Vec::with_capacity(len + 4);
     for i in 0..len {
         let mut edge = Vec::new();
@@ -98,6 +109,13 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
         if let ApiOp::Watch { from, timeout, .. } = &mut op {
             let drawn = timeouts.chance(1, 8);
             *timeout = drawn && draws.timeouts && from.is_some_and(|x| x <= model.store.rev().0);
+        }
+        if let ApiOp::List { rv, limit: None } = op {
+            if named.chance(1, 3) && draws.named {
+                let key = named.below(u64::from(KEYS)) as u8;
+                let namespaced = !draws.across_namespaces || named.chance(1, 2);
+                op = ApiOp::ListNamed { rv, key, namespaced };
+            }
         }
         model.step(&op);
         ops.push(op);
@@ -312,6 +330,32 @@ mod tests {
         assert!(timed * 12 > eligible && timed * 5 < eligible, "{timed} timed of {eligible}");
     }
 
+    /// A LIST of one name takes the place of a whole LIST with the same RV, and nothing else changes;
+    /// both scopes come, and about one whole LIST in three becomes one.
+    #[test]
+    fn a_named_list_replaces_a_whole_list_and_nothing_else() {
+        let unnamed = Draws { named: false, ..ALL };
+        let (mut named, mut whole, mut namespaced) = (0, 0, 0);
+        for i in 0..200 {
+            let with = sequence(11, i, 30, ALL).ops;
+            let without = sequence(11, i, 30, unnamed).ops;
+            assert_eq!(with.len(), without.len(), "sequence {i}");
+            for (a, b) in with.iter().zip(&without) {
+                match (a, b) {
+                    (ApiOp::ListNamed { rv, namespaced: n, .. }, ApiOp::List { rv: r, limit: None }) => {
+                        assert_eq!(rv, r, "sequence {i}");
+                        named += 1;
+                        namespaced += usize::from(*n);
+                    }
+                    (ApiOp::List { limit: None, .. }, _) => whole += 1,
+                    _ => assert_eq!(a, b, "sequence {i}"),
+                }
+            }
+        }
+        assert!(named * 5 > whole && named < whole, "{named} named, {whole} whole");
+        assert!(namespaced > 0 && namespaced < named, "{namespaced} of {named} in the namespace");
+    }
+
     /// Every freshness wait meets a held cache in a run of 100 sequences: a consistent LIST (A2's
     /// consistent read), a NotOlderThan LIST (A2) and a streaming list (A12).
     #[test]
@@ -351,8 +395,16 @@ mod tests {
         // RVs far ahead of etcd's (part of the future ones): LISTs with and without a limit, watches.
         let far = |x: u32| x >= FAR;
         assert!(has(&|o| matches!(o, ApiOp::List { rv: Rv::Exact(x), limit: Some(_) } if far(*x))));
-        assert!(has(&|o| matches!(o, ApiOp::List { rv: Rv::Exact(x), limit: None } if far(*x))));
-        assert!(has(&|o| matches!(o, ApiOp::List { rv: Rv::NotOlderThan(x), .. } if far(*x))));
+        assert!(has(&|o| matches!(o, ApiOp::List { rv: Rv::Exact(x), limit: None }
+            | ApiOp::ListNamed { rv: Rv::Exact(x), .. } if far(*x))));
+        for rv in [Rv::Consistent, Rv::Any] {
+            assert!(has(&|o| matches!(o, ApiOp::ListNamed { rv: r, namespaced: true, .. } if *r == rv)));
+            assert!(has(&|o| matches!(o, ApiOp::ListNamed { rv: r, namespaced: false, .. } if *r == rv)));
+        }
+        assert!(has(&|o| matches!(o, ApiOp::ListNamed { rv: Rv::NotOlderThan(_), .. })));
+        assert!(has(&|o| matches!(o, ApiOp::ListNamed { rv: Rv::Exact(_), .. })));
+        assert!(has(&|o| matches!(o, ApiOp::List { rv: Rv::NotOlderThan(x), .. }
+            | ApiOp::ListNamed { rv: Rv::NotOlderThan(x), .. } if far(*x))));
         assert!(has(&|o| matches!(o, ApiOp::Watch { from: Some(x), .. } if far(*x))));
         assert!(has(&|o| matches!(o, ApiOp::HoldCache)) && has(&|o| matches!(o, ApiOp::ReleaseCache)));
         let no_consistent = Draws { consistent_watch_list: false, ..ALL };

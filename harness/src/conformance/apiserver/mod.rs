@@ -228,6 +228,45 @@ mod tests {
         assert_eq!(t.steps[4].messages.keys().collect::<Vec<_>>(), vec![&1], "only w1 gets the last write");
     }
 
+    /// A LIST of one name answers the whole LIST's RV with that object only (or none), in the
+    /// namespace and across namespaces alike.
+    #[test]
+    fn a_named_list_answers_the_whole_lists_rv_with_one_object() {
+        let seq = ApiSequence::named_case();
+        let t = model_transcript(&seq, ModelSetup::storage(true));
+        let whole: Vec<ApiOp> = seq
+            .ops
+            .iter()
+            .map(|o| match *o {
+                ApiOp::ListNamed { rv, .. } => ApiOp::List { rv, limit: None },
+                ref o => o.clone(),
+            })
+            .collect();
+        let w = model_transcript(&ApiSequence::new(None, None, whole), ModelSetup::storage(true));
+        for (i, op) in seq.ops.iter().enumerate() {
+            let ApiOp::ListNamed { key, .. } = op else { continue };
+            let (
+                Some(ApiAnswer::List { rv, items, .. }),
+                Some(ApiAnswer::List { rv: all_rv, items: all, .. }),
+            ) = (&t.steps[i].answer, &w.steps[i].answer)
+            else {
+                panic!("step {i}: {:?}", t.steps[i])
+            };
+            assert_eq!(rv, all_rv, "step {i}");
+            let want: Vec<Obj> = all.iter().filter(|o| o.key == *key).copied().collect();
+            assert_eq!(items, &want, "step {i}");
+        }
+        let sizes: Vec<usize> = t
+            .steps
+            .iter()
+            .filter_map(|s| match &s.answer {
+                Some(ApiAnswer::List { items, .. }) => Some(items.len()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(sizes, vec![1, 1, 1, 1, 1, 0, 1], "k1 is not there at revision 1");
+    }
+
     /// A6 on a DELETE's own answer: a release that answers the object with its own last RV (before
     /// v0.26, kubernetes#113368) differs from the newest at the delete, and the rule is named; over
     /// HTTP, where the registry may answer a Status instead, the object is not compared.

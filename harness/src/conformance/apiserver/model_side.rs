@@ -247,6 +247,10 @@ impl ModelServer {
                 };
                 return (self.list_answer(out, rv == Rv::Consistent), Vec::new());
             }
+            ApiOp::ListNamed { rv, key, namespaced } => {
+                let out = self.server.list_named(LISTER, list_rv(rv), Key(key), namespaced, &self.store);
+                return (self.list_answer(out, rv == Rv::Consistent), Vec::new());
+            }
             ApiOp::Continue { limit } => match self.token {
                 Some(token) => {
                     let out =

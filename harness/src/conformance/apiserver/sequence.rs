@@ -45,6 +45,9 @@ pub enum ApiOp {
     },
     /// The next page of the last LIST that returned a continue token (A13).
     Continue { limit: u8 },
+    /// LIST with `rv` and the field selector `metadata.name=<key>`, whole: in the run's namespace
+    /// (the registry lists the one key), or across namespaces (the whole resource, filtered).
+    ListNamed { rv: Rv, key: u8, namespaced: bool },
     /// WATCH `id` from `from` (A3, A4), "0" when absent, or with no resourceVersion at all when
     /// `unset` (A3 gives it the meaning of "0": every release serves it from the cache, see
     /// [`crate::conformance::apiserver::model_side`]). With `timeout`, `timeoutSeconds=1`, and the
@@ -108,6 +111,7 @@ impl Ops for ApiSequence {
                 ApiOp::HoldCache => held = true,
                 ApiOp::ReleaseCache => held = false,
                 ApiOp::List { .. }
+                | ApiOp::ListNamed { .. }
                 | ApiOp::Continue { .. }
                 | ApiOp::Watch { .. }
                 | ApiOp::WatchList { .. } => n += usize::from(held),
@@ -159,6 +163,28 @@ impl ApiSequence {
         ApiSequence::new(None, None, vec![put(0), put(1), watch(0, true), watch(1, false), put(2)])
     }
 
+    /// LISTs of one name by field selector (A2): two writes, a write of another resource (etcd's
+    /// revision moves past the watched one's), then each kind of RV, in the namespace and across
+    /// namespaces, for a name that is there and one that is not yet at the RV read. The sequence the
+    /// tests drive through the model, the real cacher and a server over HTTP.
+    pub fn named_case() -> Self {
+        let put = |key| ApiOp::Put { key, other: false };
+        let named = |rv, key, namespaced| ApiOp::ListNamed { rv, key, namespaced };
+        let ops = vec![
+            put(0),
+            put(1),
+            ApiOp::Put { key: 0, other: true },
+            named(Rv::Consistent, 1, true),
+            named(Rv::Consistent, 0, false),
+            named(Rv::Any, 0, true),
+            named(Rv::Any, 1, false),
+            named(Rv::NotOlderThan(2), 1, true),
+            named(Rv::Exact(1), 1, true),
+            named(Rv::Exact(1), 0, false),
+        ];
+        ApiSequence::new(None, None, ops)
+    }
+
     /// Read a sequence file; the error names what is wrong.
     pub fn parse(text: &str) -> Result<Self, String> {
         let seq: ApiSequence =
@@ -168,7 +194,9 @@ impl ApiSequence {
         }
         for (i, op) in seq.ops.iter().enumerate() {
             let bad = match op {
-                ApiOp::Put { key, .. } | ApiOp::Delete { key } => *key > MAX_KEY,
+                ApiOp::Put { key, .. } | ApiOp::Delete { key } | ApiOp::ListNamed { key, .. } => {
+                    *key > MAX_KEY
+                }
                 ApiOp::DeleteAll { keys } => keys.is_empty() || keys.iter().any(|k| *k > MAX_KEY),
                 // A watch with no resourceVersion has no RV to start from either.
                 ApiOp::Watch { id, from, unset, .. } => *id > MAX_WATCH || (*unset && from.is_some()),
@@ -221,6 +249,10 @@ impl std::fmt::Display for ApiOp {
             ApiOp::List { rv, limit: None } => write!(f, "LIST {rv}"),
             ApiOp::List { rv, limit: Some(l) } => write!(f, "LIST {rv} limit={l}"),
             ApiOp::Continue { limit } => write!(f, "LIST limit={limit} continue=<last token>"),
+            ApiOp::ListNamed { rv, key, namespaced } => {
+                let scope = if *namespaced { "in the namespace" } else { "across namespaces" };
+                write!(f, "LIST {rv} fieldSelector=metadata.name=k{key} ({scope})")
+            }
             ApiOp::Watch { id, from: None, unset: true, bookmarks, timeout } => {
                 write!(f, "WATCH w{id} rv unset{}{}", marks(*bookmarks), until_timeout(*timeout))
             }

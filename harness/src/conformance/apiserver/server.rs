@@ -419,6 +419,9 @@ impl ServerUnderTest for ApiServerProcess {
                 relist: false,
                 other: rest.other,
                 etcd: rest.etcd,
+                // Only a server the run started (the one whose etcd it reaches) has nothing of
+                // anyone else's.
+                across_namespaces: rest.etcd,
                 ..Draws::ALL
             },
         }
@@ -567,6 +570,11 @@ impl Run<'_> {
                 let (rv, m) = rv_request(*rv, base);
                 serde_json::json!({"op": "list", "rv": rv, "match": m, "limit": limit.unwrap_or(0)})
             }
+            ApiOp::ListNamed { rv, key, namespaced } => {
+                let (rv, m) = rv_request(*rv, base);
+                serde_json::json!({"op": "list", "rv": rv, "match": m, "limit": 0, "key": key,
+                    "named": true, "namespaced": namespaced})
+            }
             ApiOp::Continue { limit } => match &self.token {
                 Some(token) => serde_json::json!({"op": "list", "limit": limit, "continue": token}),
                 None => return Ok(ApiAnswer::Nothing),
@@ -626,7 +634,7 @@ impl Run<'_> {
                 (None, "") => ApiAnswer::Compacted { rev: *rev },
                 (None, why) => ApiAnswer::CompactRefused { why: why.to_string() },
             },
-            ApiOp::List { .. } | ApiOp::Continue { .. } => match &line.error {
+            ApiOp::List { .. } | ApiOp::ListNamed { .. } | ApiOp::Continue { .. } => match &line.error {
                 Some(e) => {
                     self.token = None;
                     self.failed(e)

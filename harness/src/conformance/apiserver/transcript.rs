@@ -171,6 +171,7 @@ fn rule(op: &ApiOp, m: Option<&ApiStep>, s: Option<&ApiStep>) -> &'static str {
             }
             ApiOp::List { limit: Some(_), .. } | ApiOp::Continue { .. } => "breaks A13 (pagination)",
             ApiOp::List { .. } => "breaks A2 (LIST by resourceVersion)",
+            ApiOp::ListNamed { .. } => "breaks A2 (LIST by resourceVersion, one name by field selector)",
             ApiOp::Watch { from: Some(_), .. } => "breaks A3/A4 (WATCH from an RV, too old)",
             ApiOp::Watch { from: None, .. } => "breaks A3 (WATCH from \"0\")",
             ApiOp::WatchList { .. } => "breaks A12 (streaming lists)",
