@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,9 @@ func clients(mode string) (listwatchtest.Client, error) {
 	if !watchListGate && os.Getenv("KUBE_FEATURE_WatchListClient") == "true" {
 		return nil, errors.New("KUBE_FEATURE_WatchListClient=true, but this client-go release has no WatchListClient gate (v0.31 and later)")
 	}
+	if mode == "pager" || strings.HasPrefix(mode, "pager,") {
+		return runPager(mode)
+	}
 	switch mode {
 	case "", "informer":
 		return runInformer, nil
@@ -45,7 +49,7 @@ func clients(mode string) (listwatchtest.Client, error) {
 	case "controller-runtime":
 		return runControllerRuntime, nil
 	}
-	return nil, fmt.Errorf("mode %q is not informer, indexer-informer, store-informer, list-watch-until, informer-watcher, retrywatcher, fifo, reflector or controller-runtime", mode)
+	return nil, fmt.Errorf("mode %q is not informer, indexer-informer, store-informer, list-watch-until, informer-watcher, retrywatcher, fifo, reflector, pager or controller-runtime", mode)
 }
 
 // coreCodecs decode what the shim's REST client receives: core/v1 and meta/v1 (lists, watch events,
@@ -114,6 +118,11 @@ func runInformer(env *listwatchtest.Env) error {
 	if err != nil {
 		return err
 	}
+	return runInformerOn(env, lw)
+}
+
+// runInformerOn is runInformer over the ListWatch lw.
+func runInformerOn(env *listwatchtest.Env, lw *cache.ListWatch) error {
 	informer := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, resyncPeriod(env), cache.Indexers{})
 	env.Show(informer)
 	if env.Transform {
@@ -129,6 +138,7 @@ func runInformer(env *listwatchtest.Env) error {
 		h = env.Holdable(h)
 	}
 	if env.PanicOnce || (env.SlowHandler && hasRegistrationSynced) {
+		var err error
 		if synced, err = addHandlerSynced(informer, h); err != nil {
 			return fmt.Errorf("adding the event handler: %w", err)
 		}

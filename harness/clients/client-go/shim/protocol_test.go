@@ -873,3 +873,36 @@ func TestHandlers(t *testing.T) {
 	expect(t, resyncs[0] >= 5 && resyncs[1] >= 2 && resyncs[1] <= 3 && resyncs[2] == 2,
 		fmt.Sprintf("in 60 s handler 0 resyncs about every 10 s, 1 every 20 s, 2 every 30 s: %v", resyncs), r)
 }
+
+// TestPager: mode "pager,match=Exact", an informer whose list function lists through tools/pager in
+// pages of 1 with resourceVersionMatch=Exact. The first LIST, from RV "0", goes without the match
+// (Exact is refused with "0"); a relist from RV 9 asks for exactly 9, and its continued page drops
+// the resourceVersion (and, from PR #107311, the match). The caller's list reaches the informer as
+// one list at the first page's RV.
+func TestPager(t *testing.T) {
+	if !pagerModes {
+		t.Skip("the pager's configurations need ListOptions.ResourceVersionMatch (client-go v0.19)")
+	}
+	p := spawn(t, false)
+	r := p.do(m{"cmd": "start", "seed": 1, "waiters": 0, "page_size": 1, "timeout_ms": 0, "mode": "pager,match=Exact"})
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == "limit=1&resourceVersion=0", "the first page, with no match for RV 0", r)
+	r = p.do(list(5, "", cm("a", 2, 2, 1)))
+	expect(t, r.Synced && r.RV == "5" && len(r.Cache) == 1, "one page: the list", r)
+	expect(t, len(sends(r)) == 1 && strings.Contains(sends(r)[0], "watch=true"), "then a WATCH", r)
+	p.do(cmdOnly("open"))
+	r = p.do(bookmark(9, false))
+	expect(t, r.RV == "9", "a BOOKMARK at 9", r)
+	r = p.do(event("ERROR", status(410, "Expired", "too old resource version")))
+	r = p.do(fire(r))
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == "limit=1&resourceVersion=9&resourceVersionMatch=Exact",
+		"the relist asks for exactly the last RV", r)
+	r = p.do(list(9, "lw.9.0", cm("a", 2, 2, 1)))
+	expect(t, len(sends(r)) == 1 && sends(r)[0] == pagerContinueQuery, "the continued page", r)
+	r = p.do(list(9, "", cm("b", 4, 4, 1)))
+	expect(t, r.RV == "9" && len(r.Cache) == 2 && has(kinds(r), "add"), "both pages reach the informer at RV 9", r)
+
+	// An unknown option is refused by name.
+	q := spawn(t, false)
+	line := q.raw(`{"cmd":"start","seed":1,"waiters":0,"page_size":1,"timeout_ms":0,"mode":"pager,match=Newest"}`)
+	expect(t, strings.Contains(line, `unknown pager option \"match=Newest\"`), "the option named: "+line, replyT{})
+}

@@ -10,6 +10,9 @@ var (
 	relistQuery = "resourceVersion=9"
 	// continueQuery is the query of a continued page of size 1.
 	continueQuery = "continue=lw.5.0&limit=1"
+	// pagerContinueQuery is the query of a continued page of tools/pager's, size 1, after a first
+	// page asked with resourceVersion=9&resourceVersionMatch=Exact.
+	pagerContinueQuery = "continue=lw.9.0&limit=1"
 	// refusedWatchRelists: a refused watch ends ListAndWatch (a relist) instead of re-watching.
 	refusedWatchRelists = false
 	// replaceMissesQueued: a DeltaFIFO's Replace finds deletions among its known objects only, not

@@ -266,7 +266,9 @@ impl Client for ClientGoClient {
             }
         }
         let retry = self.config.lists == crate::config::Lists::RetryWatcher;
+        let pager = self.config.pager_mode();
         let mode = match self.config.lists {
+            crate::config::Lists::Pager => pager.as_str(),
             crate::config::Lists::RetryWatcher => "retrywatcher",
             crate::config::Lists::Fifo => "fifo",
             crate::config::Lists::Reflector => "reflector",

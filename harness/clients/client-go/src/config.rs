@@ -10,7 +10,7 @@ pub const PINNED: &str = "v0.37.2";
 pub const WAITERS: usize = 3;
 
 /// What a configuration's spec may add to its name, with what each does (`listwatch clients`).
-pub const OPTIONS: [(&str, &str); 8] = [
+pub const OPTIONS: [(&str, &str); 10] = [
     ("@vX.Y.Z", "that release's program (scripts/build-client-go vX.Y.Z builds it)"),
     (",waiters=N", "N tasks (1 to 16) call WaitForCacheSync from the start; 3 by default"),
     (",timeout=Ns", "rest.Config.Timeout, the HTTP client's timeout, 1 to 3600 s; none by default"),
@@ -30,6 +30,14 @@ pub const OPTIONS: [(&str, &str); 8] = [
     (
         ",slow-handler",
         "the first handler behind a gate the simulator holds (slow-consumer): a handler that is slow or blocks (the SharedIndexInformer configurations)",
+    ),
+    (
+        ",rv=0|unset",
+        "client-go-pager: the resourceVersion its list function passes, \"0\" or unset, instead of the reflector's",
+    ),
+    (
+        ",match=NotOlderThan|Exact",
+        "client-go-pager: the resourceVersionMatch its list function passes with a resourceVersion (not Exact with \"0\")",
     ),
 ];
 
@@ -89,6 +97,12 @@ pub enum Lists {
     /// `WatchListClient` feature gate (`KUBE_FEATURE_WatchListClient=true`) from v0.31, where it is
     /// off by default until v0.35.
     WatchList,
+    /// A SharedIndexInformer whose list function lists through `tools/pager`'s `ListPager` (pages of the
+    /// world's page size, or 1) with the `resourceVersion` and `resourceVersionMatch` its caller passes
+    /// (`,rv=`, `,match=`), as code with a list function of its own does; the reflector's own pager
+    /// then sees one page. LIST + WATCH (`KUBE_FEATURE_WatchListClient=false`); v0.19 on, whose
+    /// `ListOptions` has `ResourceVersionMatch`.
+    Pager,
     /// A Go user's own code: the client a test of theirs registers with the `listwatchtest` package
     /// (`harness/listwatchtest`), run from that package's test binary (`go:DIR,test=NAME`), against
     /// whatever client-go their module requires.
@@ -173,6 +187,12 @@ pub struct ClientGo {
     /// has one (v0.27 on). SharedIndexInformer configurations; a Go user's code offers it through
     /// `Env.SlowHandler`.
     pub slow_handler: bool,
+    /// `client-go-pager`'s `,rv=`: the `resourceVersion` its list function passes, `"0"` or `"unset"`,
+    /// instead of the reflector's own; `None`: the reflector's.
+    pub pager_rv: Option<&'static str>,
+    /// `client-go-pager`'s `,match=`: the `resourceVersionMatch` its list function passes with a
+    /// `resourceVersion` (`"NotOlderThan"` or `"Exact"`; Exact not with `"0"`, which a server refuses).
+    pub pager_match: Option<&'static str>,
     /// For a Go user's client ([`Lists::Go`]): the package directory and the test that registers
     /// it; `binary` is then that package's test binary.
     pub go: Option<GoTest>,
@@ -204,6 +224,8 @@ impl ClientGo {
             transform: false,
             panic_handler: false,
             slow_handler: false,
+            pager_rv: None,
+            pager_match: None,
             go: None,
         };
         vec![
@@ -251,6 +273,11 @@ impl ClientGo {
                 "client-go-informer-watcher",
                 Lists::InformerWatcher,
                 "tools/watch's NewIndexerInformerWatcher (under UntilWithSync): an informer's notifications as a watch that never ends",
+            ),
+            named(
+                "client-go-pager",
+                Lists::Pager,
+                "an informer whose list function lists through tools/pager's ListPager (pages of 1) with the caller's rv and match (v0.19 on)",
             ),
             named(
                 "client-go-reflector",
@@ -328,6 +355,22 @@ impl ClientGo {
                     }
                     config.panic_handler = true;
                 }
+                Some(("rv", rv)) => {
+                    config.pager_only(spec, "rv")?;
+                    config.pager_rv = Some(match rv {
+                        "0" => "0",
+                        "unset" => "unset",
+                        _ => return Err(format!("{spec:?}: rv must be 0 or unset")),
+                    });
+                }
+                Some(("match", m)) => {
+                    config.pager_only(spec, "match")?;
+                    config.pager_match = Some(match m {
+                        "NotOlderThan" => "NotOlderThan",
+                        "Exact" => "Exact",
+                        _ => return Err(format!("{spec:?}: match must be NotOlderThan or Exact")),
+                    });
+                }
                 None if option == "slow-handler" => {
                     config.shared_informer_only(spec, option)?;
                     config.slow_handler = true;
@@ -368,6 +411,26 @@ impl ClientGo {
         Ok(())
     }
 
+    /// Whether this configuration takes `option`, an option of `client-go-pager`'s; why not if not.
+    fn pager_only(&self, spec: &str, option: &str) -> Result<(), String> {
+        if self.lists != Lists::Pager {
+            return Err(format!("{spec:?}: {option} is client-go-pager's option"));
+        }
+        Ok(())
+    }
+
+    /// The mode the shim runs: `pager[,rv=…][,match=…]` for `client-go-pager`.
+    pub fn pager_mode(&self) -> String {
+        let mut mode = "pager".to_string();
+        if let Some(rv) = self.pager_rv {
+            mode.push_str(&format!(",rv={rv}"));
+        }
+        if let Some(m) = self.pager_match {
+            mode.push_str(&format!(",match={m}"));
+        }
+        mode
+    }
+
     /// Whether this configuration takes `option`, an option of the SharedIndexInformer configurations
     /// in every release; why not if it does not.
     fn shared_informer_only(&self, spec: &str, option: &str) -> Result<(), String> {
@@ -405,6 +468,12 @@ impl ClientGo {
         if self.slow_handler {
             s.push_str(",slow-handler");
         }
+        if let Some(rv) = self.pager_rv {
+            s.push_str(&format!(",rv={rv}"));
+        }
+        if let Some(m) = self.pager_match {
+            s.push_str(&format!(",match={m}"));
+        }
         s
     }
 
@@ -429,10 +498,10 @@ impl ClientGo {
             | Lists::Go => vec![],
             Lists::WatchList if has_gate => vec![("KUBE_FEATURE_WatchListClient", "true")],
             Lists::WatchList => vec![("ENABLE_CLIENT_GO_WATCH_LIST_ALPHA", "true")],
-            Lists::ListWatch | Lists::Paged | Lists::RetryWatcher if has_gate => {
+            Lists::ListWatch | Lists::Paged | Lists::Pager | Lists::RetryWatcher if has_gate => {
                 vec![("KUBE_FEATURE_WatchListClient", "false")]
             }
-            Lists::ListWatch | Lists::Paged | Lists::RetryWatcher => vec![],
+            Lists::ListWatch | Lists::Paged | Lists::Pager | Lists::RetryWatcher => vec![],
         }
     }
 
@@ -455,6 +524,10 @@ impl ClientGo {
             Lists::InformerWatcher if self.minor() < 35 => Some(
                 "runs on client-go v0.35 or later only (before it, NewIndexerInformerWatcher's reflector \
                  waits on a channel made at package init, which the harness's synctest bubble cannot see)"
+                    .to_string(),
+            ),
+            Lists::Pager if self.minor() < 19 => Some(
+                "client-go-pager passes a resourceVersionMatch, which ListOptions has from client-go v0.19"
                     .to_string(),
             ),
             _ => None,
@@ -491,7 +564,7 @@ impl ClientGo {
     /// The page size the shim is started with: 0 for client-go's default.
     pub fn shim_page_size(&self) -> u32 {
         match self.lists {
-            Lists::Paged => self.page_size.unwrap_or(1),
+            Lists::Paged | Lists::Pager => self.page_size.unwrap_or(1),
             _ => self.page_size.unwrap_or(0),
         }
     }
@@ -663,6 +736,27 @@ mod tests {
         assert!(both.contains("drop handlers"), "{both}");
         let c = ClientGo { handlers: 3, resync_secs: Some(10), ..ClientGo::all_named().remove(0) };
         assert_eq!(c.spec(), "client-go,resync=10s,handlers=3");
+    }
+
+    /// `,rv=` and `,match=` are client-go-pager's, from v0.19; they spell themselves back and make the
+    /// shim's mode.
+    #[test]
+    fn the_pagers_options() {
+        let e = refused("client-go,match=Exact");
+        assert!(e.contains("match is client-go-pager's option"), "{e}");
+        let e = refused("client-go-pager,match=exact");
+        assert!(e.contains("match must be NotOlderThan or Exact"), "{e}");
+        let e = refused("client-go-pager,rv=5");
+        assert!(e.contains("rv must be 0 or unset"), "{e}");
+        let e = refused("client-go-pager@v0.18.6");
+        assert!(e.contains("from client-go v0.19"), "{e}");
+        let pager = ClientGo::all_named().into_iter().find(|c| c.lists == Lists::Pager).unwrap();
+        assert_eq!(pager.pager_mode(), "pager");
+        assert_eq!(pager.shim_page_size(), 1);
+        let c = ClientGo { pager_rv: Some("0"), pager_match: Some("NotOlderThan"), ..pager };
+        assert_eq!(c.spec(), "client-go-pager,rv=0,match=NotOlderThan");
+        assert_eq!(c.pager_mode(), "pager,rv=0,match=NotOlderThan");
+        assert_eq!(c.watch_list_env(), [("KUBE_FEATURE_WatchListClient", "false")]);
     }
 
     /// A configuration the release cannot run is refused with the reason, before any program is

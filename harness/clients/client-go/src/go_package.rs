@@ -34,6 +34,8 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
         transform: false,
         panic_handler: false,
         slow_handler: false,
+        pager_rv: None,
+        pager_match: None,
         go: None,
     };
     let mut test = None;

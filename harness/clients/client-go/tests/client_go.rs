@@ -276,7 +276,9 @@ fn a_program_that_dies_mid_run_is_an_error_naming_the_step() {
 /// object twice (in the reflector's temporary store, then in the queue's Replace): with the strict
 /// transform the informer never syncs, and without one it does; and kubernetes#129024: a handler that
 /// panics on an object of the first list leaves its registration unsynced for good, and one that does
-/// not panic syncs. As for the corpus's correct reflector, a step the
+/// not panic syncs; and kubernetes#107310: v0.20.15's tools/pager keeps `resourceVersionMatch=Exact` on a
+/// continued page, which the server refuses, so a list function that pages that way never relists, where
+/// v0.21.14 (PR #107311, cherry-picked to v0.21.9) clears it. As for the corpus's correct reflector, a step the
 /// fixed release does not enable where it stands is skipped (v0.18.2 has no backoff to wait out).
 #[test]
 fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
@@ -296,6 +298,11 @@ fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
             "client-go-fifo@v0.26.4",
         ),
         ("v0.36.6.backoff.pr-136824.json", Property::Backoff, "client-go-no-watchlist@v0.35.10"),
+        (
+            "v0.20.15.converges.kubernetes-107310.json",
+            Property::Converges,
+            "client-go-pager@v0.21.14,match=Exact",
+        ),
         // Not a release: the same informer with no transform.
         ("client-go-transform.no-leaked-connection.json", Property::NoLeakedConnection, "client-go"),
         // Not a release: the same informer whose handler does not panic (kubernetes#129024).
