@@ -278,7 +278,10 @@ fn a_program_that_dies_mid_run_is_an_error_naming_the_step() {
 /// panics on an object of the first list leaves its registration unsynced for good, and one that does
 /// not panic syncs; and kubernetes#107310: v0.20.15's tools/pager keeps `resourceVersionMatch=Exact` on a
 /// continued page, which the server refuses, so a list function that pages that way never relists, where
-/// v0.21.14 (PR #107311, cherry-picked to v0.21.9) clears it. As for the corpus's correct reflector, a step the
+/// v0.21.14 (PR #107311, cherry-picked to v0.21.9) clears it; a list function that turns the reflector's
+/// relist into an Exact read pins it to the RV its watch is too old for, and one that passes
+/// NotOlderThan does not; one that lists from "0" every time goes back in time on a second API server,
+/// and one that passes the reflector's RV does not. As for the corpus's correct reflector, a step the
 /// fixed release does not enable where it stands is skipped (v0.18.2 has no backoff to wait out).
 #[test]
 fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
@@ -303,6 +306,9 @@ fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
             Property::Converges,
             "client-go-pager@v0.21.14,match=Exact",
         ),
+        // Not a release: the same list function with NotOlderThan, or with the reflector's RV.
+        ("client-go-pager-exact.converges.json", Property::Converges, "client-go-pager,match=NotOlderThan"),
+        ("client-go-pager-rv-0.no-rv-regression.json", Property::NoRvRegression, "client-go-pager"),
         // Not a release: the same informer with no transform.
         ("client-go-transform.no-leaked-connection.json", Property::NoLeakedConnection, "client-go"),
         // Not a release: the same informer whose handler does not panic (kubernetes#129024).
