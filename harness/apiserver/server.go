@@ -387,17 +387,15 @@ func (s *server) list(ctx context.Context, req *request) answer {
 	list := &example.PodList{}
 	opts := storage.ListOptions{ResourceVersion: req.RV, ResourceVersionMatch: metav1.ResourceVersionMatch(req.Match),
 		Predicate: predicate(req.Limit, req.Cont, false)}
+	if req.Named {
+		opts.Predicate.Field = fields.OneTermEqualSelector("metadata.name", name(req.Key))
+	}
 	var err error
-	switch {
-	case req.Named && req.Namespaced:
-		// As the registry lists one name in a namespace (Store.ListPredicate): its one key.
-		opts.Predicate.Field = fields.OneTermEqualSelector("metadata.name", name(req.Key))
+	if req.Named && req.Namespaced {
+		// As the registry lists one name in a namespace (Store.ListPredicate): its one key. Across
+		// namespaces it lists the whole resource with the selector.
 		err = listOne(ctx, s.stack.store, storageKey(req.Key), opts, list)
-	case req.Named:
-		// Across namespaces the registry lists the whole resource with the selector.
-		opts.Predicate.Field = fields.OneTermEqualSelector("metadata.name", name(req.Key))
-		err = listAll(ctx, s.stack.store, opts, list)
-	default:
+	} else {
 		err = listAll(ctx, s.stack.store, opts, list)
 	}
 	if err != nil {
