@@ -4,7 +4,8 @@
 //! of etcd and the API servers, with all their faults, and judged by the same properties as kube-runtime
 //! and the model reflector. Implement one trait, `UnderTest`: start your tasks with the client the
 //! harness gives you, and report through `Show` what your reflector shows its users (the events it
-//! applies, how to read its cache, readiness, and every delay it waits on, so that time can pass for it).
+//! applies, how to read its cache, readiness, the failures it tells them of, and every delay it waits
+//! on, so that time can pass for it).
 //! `Kube(your_reflector)` is then a client every driver runs: the simulator and its shrinker here, and
 //! `replay` and the bounded exhaustive mode the same way.
 //!
@@ -60,6 +61,8 @@ async fn run(api: Api<ConfigMap>, cache: Cache, show: Show) {
         let list = match api.list(&ListParams::default()).await {
             Ok(list) => list,
             Err(_) => {
+                // Its users hear of every failed LIST (failures-told).
+                show.told_failure();
                 show.sleep(pause).await;
                 continue;
             }
@@ -80,6 +83,7 @@ async fn run(api: Api<ConfigMap>, cache: Cache, show: Show) {
             let mut stream = match api.watch(&params, &rv).await {
                 Ok(stream) => stream.boxed(),
                 Err(_) => {
+                    show.told_failure();
                     show.sleep(pause).await;
                     continue;
                 }

@@ -26,6 +26,10 @@
 // the code reads them as env.Resync and env.Handlers, and gives its k-th handler env.HandlerFor(k),
 // so that each handler is judged on its own.
 //
+// Code that tells its users when it cannot list or watch (an informer's watch error handler, a
+// health check) calls env.Told with the error; a campaign with Campaign.WatchErrorHandler is then
+// judged by failures-told: a failed LIST, or a refused WATCH, is told before the next request.
+//
 // A property that something the code does not own is known to break (its client-go release, say)
 // goes in Campaign.Known with why: Run logs its seeds and traces instead of failing the test.
 //

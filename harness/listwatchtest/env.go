@@ -67,6 +67,10 @@ type Env struct {
 	// Handlers is how many handlers the configuration asks for (`,handlers=N`; 1 by default): code
 	// that offers several gives the k-th (from 0) HandlerFor(k), and each is judged on its own.
 	Handlers int
+	// WatchErrorHandler asks the code to tell listwatch of the failures it hands its user
+	// (`,watch-error-handler`): code that offers it gives its informer a watch error handler that
+	// calls [Env.Told], and is then judged by failures-told.
+	WatchErrorHandler bool
 
 	s *session
 }
@@ -112,6 +116,15 @@ func (e *Env) HandlerFor(k int) cache.ResourceEventHandlerFuncs {
 		DeleteFunc: func(obj interface{}) { e.deleted(k, obj) },
 	}
 }
+
+// Told notifies listwatch that the code told its user of a failed attempt to list and watch, err:
+// call it from the informer's watch error handler, as in
+//
+//	informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { env.Told(err) })
+//
+// (client-go v0.19 on). failures-told judges it: a failed LIST, or a WATCH refused other than with a
+// 429 or a refused connection, must be told before the next request.
+func (e *Env) Told(err error) { e.s.told(err) }
 
 // Added notifies listwatch that the code's handler was told obj was added.
 func (e *Env) Added(obj interface{}) { e.s.notify(0, "add", obj, nil) }

@@ -12,9 +12,9 @@ func TestCutNeedsALongerLength(t *testing.T) {
 }
 
 func TestCampaignOptionsSpellTheClientSpec(t *testing.T) {
-	c := Campaign{Waiters: 2, Timeout: 30 * time.Second, Resync: 10 * time.Second, Handlers: 3, SlowHandler: true}
+	c := Campaign{Waiters: 2, Timeout: 30 * time.Second, Resync: 10 * time.Second, Handlers: 3, SlowHandler: true, WatchErrorHandler: true}
 	got := c.clientSpec("/src/myctl", "TestMine")
-	want := "go:/src/myctl,test=TestMine,waiters=2,timeout=30s,resync=10s,handlers=3,slow-handler"
+	want := "go:/src/myctl,test=TestMine,waiters=2,timeout=30s,resync=10s,handlers=3,slow-handler,watch-error-handler"
 	if got != want {
 		t.Fatalf("spec %q, want %q", got, want)
 	}

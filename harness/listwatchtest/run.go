@@ -44,6 +44,9 @@ type Campaign struct {
 	// SlowHandler asks the code for a first handler listwatch can hold ([Env.SlowHandler],
 	// [Env.Holdable]), and draws the slow-consumer fault that holds it.
 	SlowHandler bool
+	// WatchErrorHandler says that the code tells its user of its failures through [Env.Told] (see
+	// [Env.WatchErrorHandler]): failures-told then judges it; without it that property is not judged.
+	WatchErrorHandler bool
 	// Known names properties that something the code does not own is known to break (its client-go
 	// release, say), each with why: Run logs their seeds and trace files and does not fail the test
 	// for them. They are still judged, and every other property still fails it.
@@ -203,6 +206,9 @@ func (c Campaign) clientSpec(dir, test string) string {
 	}
 	if c.SlowHandler {
 		spec += ",slow-handler"
+	}
+	if c.WatchErrorHandler {
+		spec += ",watch-error-handler"
 	}
 	return spec
 }

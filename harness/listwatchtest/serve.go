@@ -33,8 +33,10 @@ type command struct {
 	Transform   bool    `json:"transform"`
 	PanicOnce   bool    `json:"panic_handler"`
 	SlowHandler bool    `json:"slow_handler"`
-	Data        string  `json:"data"`
-	Ms          float64 `json:"ms"`
+	// WatchErrorHandler: Env.WatchErrorHandler.
+	WatchErrorHandler bool    `json:"watch_error_handler"`
+	Data              string  `json:"data"`
+	Ms                float64 `json:"ms"`
 }
 
 func parse(line []byte) (command, error) {

@@ -37,10 +37,16 @@ type notifyEffect struct {
 	Old     json.RawMessage `json:"old,omitempty"`
 }
 
+// toldEffect is a failure the code told its user of (Env.Told).
+type toldEffect struct {
+	Error string `json:"error"`
+}
+
 type effect struct {
 	Send   *sendEffect   `json:"send,omitempty"`
 	Cancel *struct{}     `json:"cancel,omitempty"`
 	Notify *notifyEffect `json:"notify,omitempty"`
+	Told   *toldEffect   `json:"told,omitempty"`
 	key    string        // namespace/name of a notification, for sorting runs (see takeEffects)
 	// sync: an update whose old and new objects are the same, with a resync period set: a resync's
 	// (or a relist's of an unchanged object), which no timer the harness knows of need explain.
@@ -175,6 +181,17 @@ func (s *session) notify(handler int, kind string, obj, old any) {
 	s.effect(effect{Notify: n}, key)
 }
 
+// told records that the code told its user of err.
+func (s *session) told(err error) {
+	t := &toldEffect{}
+	if err != nil {
+		t.Error = err.Error()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.effect(effect{Told: t}, "")
+}
+
 // begin builds the client's config inside the bubble and starts the client.
 func (s *session) begin(c command, client Client) error {
 	s.activity = make(chan struct{}, 1)
@@ -198,8 +215,8 @@ func (s *session) begin(c command, client Client) error {
 	env := &Env{
 		Config: cfg, Context: ctx, Stop: s.stop, Namespace: "default", Waiters: c.Waiters,
 		Mode: c.Mode, PageSize: c.PageSize, Transform: c.Transform, PanicOnce: c.PanicOnce,
-		SlowHandler: c.SlowHandler,
-		Resync:      time.Duration(c.ResyncMs) * time.Millisecond, Handlers: max(c.Handlers, 1), s: s,
+		SlowHandler: c.SlowHandler, WatchErrorHandler: c.WatchErrorHandler,
+		Resync: time.Duration(c.ResyncMs) * time.Millisecond, Handlers: max(c.Handlers, 1), s: s,
 	}
 	s.resyncs = env.Resync > 0
 	if err := client(env); err != nil {

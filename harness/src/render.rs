@@ -152,6 +152,7 @@ pub fn mermaid(trace: &Trace) -> String {
                 | Observed::SilenceNoticed { client, .. }
                 | Observed::WaitedInVain { client, .. }
                 | Observed::WaitEnded { client }
+                | Observed::Told { client }
                 | Observed::Notified { client, .. } => {
                     format!("Note over R{}: {}", client.0, mermaid_text(&o.to_string()))
                 }

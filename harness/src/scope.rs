@@ -200,7 +200,7 @@ pub fn world(scope: Scope, flaws: listwatch_model::Flaws, name: &str) -> Option<
 
 /// The world where a flaw's story lives, which `bugs` checks first: the client manager for its flaw,
 /// the pager's world for the pager's, the lease's for kubernetes#110210, watch-list mode for the
-/// streaming-list flaws, the failing server's for kubernetes#87794, the control plane mid-upgrade's (a
+/// streaming-list flaws, the failing server's for kubernetes#87794 and #57074, the control plane mid-upgrade's (a
 /// relist waiting at a lagging server, A2) for an unanswered wait, and the list-watch world for the
 /// rest.
 pub fn home_world(flaw: listwatch_model::Flaw) -> &'static str {
@@ -210,7 +210,7 @@ pub fn home_world(flaw: listwatch_model::Flaw) -> &'static str {
         Flaw::ContinueWithRv => "paginated-relist",
         Flaw::ResumeMidRevision => "lease-revoke",
         Flaw::ReplaceMissesQueued => "slow-consumer",
-        Flaw::FixedRetryPeriod => "failing-server",
+        Flaw::FixedRetryPeriod | Flaw::UntoldFailures => "failing-server",
         Flaw::RewatchInitialEvents | Flaw::PartialInitialBuffer | Flaw::ConsistentReadLags => "watch-list",
         Flaw::WaitEndsUnanswered => "ha-mid-upgrade",
         _ => "list-watch",

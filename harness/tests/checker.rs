@@ -163,6 +163,8 @@ fn every_flaw_is_caught_by_its_property_with_a_shortest_trace() {
         // Every request reaches its wait before model time passes: three requests, then two minutes.
         (Flaw::SyncWaitUnbounded, 12),
         (Flaw::ConsistentReadLags, 5),
+        // A refused LIST, then the LIST after the backoff.
+        (Flaw::UntoldFailures, 2),
     ];
     for (flaw, steps) in expected {
         let property = caught_by::named(flaw);

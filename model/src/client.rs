@@ -56,6 +56,8 @@ pub enum Effect {
     /// The cache notified another of its handlers (`handler` from 1): client-go's informer gives each
     /// handler its own queue and goroutine, so each is told everything on its own.
     NotifyAnother { handler: u8, notification: Notification },
+    /// The client told its user that an attempt to list and watch failed (C12).
+    Tell,
 }
 
 /// A client under test.
@@ -290,6 +292,7 @@ impl Client for ModelClient {
             match output {
                 Output::Send(request) => return Some(Effect::Send(request)),
                 Output::Cancel => return Some(Effect::Cancel),
+                Output::Tell => return Some(Effect::Tell),
                 Output::Cache(op) if self.held => self.enqueue(op),
                 Output::Cache(op) => self.cache.apply(&op, self.flaws, &mut self.notes),
                 // The system's scheduler reads the next timer instead.

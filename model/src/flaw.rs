@@ -106,10 +106,15 @@ pub enum Flaw {
     /// kubernetes#6488 ("Reflector shouldn't leak io watcher on error events"), fixed by PR #6627
     /// (2015). SEMANTICS C5 (the handler closes the stream on the ERROR event).
     LeakWatchOnError,
+    /// The reflector logs why `ListAndWatch` failed and tells its user nothing: an informer whose LISTs
+    /// are refused (a 403 after an RBAC change, a 401 after a token rotated) backs off and retries for
+    /// ever while the code that owns it cannot know. kubernetes#57074 and client-go#155, fixed by PR
+    /// #87329 (client-go v0.19.0: `SetWatchErrorHandler`). SEMANTICS C12.
+    UntoldFailures,
 }
 
 impl Flaw {
-    pub const ALL: [Flaw; 20] = [
+    pub const ALL: [Flaw; 21] = [
         Flaw::StaleDeleteRv,
         Flaw::NilPrevKvDropped,
         Flaw::RelistOnTimeout,
@@ -130,6 +135,7 @@ impl Flaw {
         Flaw::FixedRetryPeriod,
         Flaw::WaitEndsUnanswered,
         Flaw::LeakWatchOnError,
+        Flaw::UntoldFailures,
     ];
 
     /// The name used on the command line and in traces.
@@ -155,6 +161,7 @@ impl Flaw {
             Flaw::FixedRetryPeriod => "fixed-retry-period",
             Flaw::WaitEndsUnanswered => "wait-ends-unanswered",
             Flaw::LeakWatchOnError => "leak-watch-on-error",
+            Flaw::UntoldFailures => "untold-failures",
         }
     }
 
@@ -181,6 +188,7 @@ impl Flaw {
             Flaw::FixedRetryPeriod => "kubernetes#87794",
             Flaw::WaitEndsUnanswered => "planted (A2, A12)",
             Flaw::LeakWatchOnError => "kubernetes#6488",
+            Flaw::UntoldFailures => "kubernetes#57074",
         }
     }
 
@@ -201,7 +209,8 @@ impl Flaw {
             | Flaw::RewatchInitialEvents
             | Flaw::PartialInitialBuffer
             | Flaw::FixedRetryPeriod
-            | Flaw::LeakWatchOnError => Component::Reflector,
+            | Flaw::LeakWatchOnError
+            | Flaw::UntoldFailures => Component::Reflector,
             Flaw::ReplaceKeepsMissing | Flaw::ReplaceMissesQueued => Component::Cache,
             Flaw::SyncUnderLock | Flaw::SyncWaitUnbounded => Component::Manager,
         }

@@ -96,6 +96,11 @@ pub enum Observed {
     LeftOpen {
         client: ClientId,
     },
+    /// A client told its user that an attempt to list and watch failed (C12: client-go's watch error
+    /// handler, kube-runtime's error item, the model reflector's report).
+    Told {
+        client: ClientId,
+    },
     /// A client's cache notified a handler: the first (0), or another where it has several.
     Notified {
         client: ClientId,
@@ -185,6 +190,7 @@ impl fmt::Display for Observed {
             Observed::LeftOpen { client } => {
                 write!(f, "{client}: sends a request with its last connection still open, never closed")
             }
+            Observed::Told { client } => write!(f, "{client}: tells its user the attempt failed"),
             Observed::Notified { client, handler: 0, notification } => {
                 write!(f, "{client}: handler {notification}")
             }

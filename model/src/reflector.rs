@@ -157,6 +157,8 @@ pub enum Output {
     Cancel,
     /// Change the cache.
     Cache(CacheOp),
+    /// Tell the user that this round of `ListAndWatch` failed (C12: client-go's watch error handler).
+    Tell,
     /// A timer was (re)armed: it fires [`Reflector::duration`] from now unless disarmed first. A driver
     /// with a clock sets its deadline; the model's scheduler fires armed timers as actions instead.
     Arm(Timer),
@@ -443,6 +445,15 @@ impl Reflector {
         self.arm(Timer::Backoff);
     }
 
+    /// C12: `ListAndWatch` returned an error: the reflector hands it to its watch error handler, then
+    /// backs off and lists again (`RunWithContext`). The flaw only logs it.
+    fn failed(&mut self) {
+        if !self.flaws.has(Flaw::UntoldFailures) {
+            self.outputs.push_back(Output::Tell);
+        }
+        self.backoff(Next::Relist);
+    }
+
     /// The LIST came back.
     pub fn handle_list_result(&mut self, result: Result<ListResponse, ApiError>) {
         let Phase::Listing { rv } = self.phase else { return };
@@ -481,7 +492,7 @@ impl Reflector {
             }
             Err(ApiError::TooLargeResourceVersion) if self.flaws.has(Flaw::RetryTooLargeRv) => {
                 // The flaw: "too large" is an ordinary error; back off and ask for the same RV again.
-                self.backoff(Next::Relist);
+                self.failed();
             }
             Err(ApiError::Expired | ApiError::TooLargeResourceVersion) if rv != ListRv::Consistent => {
                 // C2: the RV is unavailable; retry at once with a consistent list.
@@ -489,8 +500,12 @@ impl Reflector {
                 self.list(ListRv::Consistent);
             }
             // C11: every other failure (401, 403, 404, 422, 429, 500, 503, 504, a body cut short) ends
-            // `ListAndWatch`; its next round, after the backoff, lists again at the same RV.
-            Err(_) => self.backoff(Next::Relist),
+            // `ListAndWatch`; its next round, after the backoff, lists again at the same RV. C12: the
+            // REST client's own wait after a `Retry-After` is no failure the reflector sees.
+            // A connection broken before the answer is the REST client's to send again, as after a
+            // `Retry-After` (C1).
+            Err(e) if e.retry_after() || e == ApiError::Disconnected => self.backoff(Next::Relist),
+            Err(_) => self.failed(),
         }
     }
 
@@ -509,7 +524,7 @@ impl Reflector {
         // `ListAndWatch`, whose next round, after the backoff, relists (`reflector.go`, `watch`).
         match error {
             e if e.retry_after() || e == ApiError::ConnectionRefused => self.backoff(Next::Rewatch),
-            _ => self.backoff(Next::Relist),
+            _ => self.failed(),
         }
     }
 

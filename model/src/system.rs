@@ -790,6 +790,7 @@ impl<C: Client> System<C> {
                 Effect::NotifyAnother { handler, notification } => {
                     seen.push(Observed::Notified { client, handler, notification })
                 }
+                Effect::Tell => seen.push(Observed::Told { client }),
             }
         }
     }

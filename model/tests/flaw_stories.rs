@@ -531,3 +531,22 @@ fn leak_watch_on_error_sends_its_next_request_with_the_stream_open() {
     assert_eq!((left(&flawed), closed(&flawed)), (1, 0), "the LIST goes out with the stream still open");
     assert_eq!(flawed.lists(R), correct.lists(R), "both list again after the backoff");
 }
+
+/// kubernetes#57074: the first LIST is refused with a 500; the reflector backs off and lists again.
+/// The correct one tells its user of the failure first (C12: the watch error handler); the flawed one
+/// only logs it, so the code that owns the cache cannot know.
+#[test]
+fn untold_failures_retries_without_telling_its_user() {
+    let (flawed, correct) = both(Flaw::UntoldFailures, scope(1, 0, 1), |s| {
+        s.step(Action::Fault(Fault::Refuse(R, ApiError::InternalError)));
+        s.fire_until(R, Timer::Backoff);
+    });
+    let told = |s: &Story| s.since(0).iter().filter(|o| matches!(o, Observed::Told { .. })).count();
+    assert_eq!(told(&correct), 1, "the failed LIST is told once");
+    assert_eq!(told(&flawed), 0, "nothing is told");
+    let first_told = correct.since(0).iter().position(|o| matches!(o, Observed::Told { .. }));
+    let second_list = correct.since(0).iter().rposition(|o| matches!(o, Observed::Sent { .. }));
+    assert!(first_told < second_list, "told before the next LIST: {:?}", correct.since(0));
+    assert_eq!(flawed.lists(R), correct.lists(R), "both list again after the backoff");
+    assert_eq!(correct.lists(R).len(), 2);
+}

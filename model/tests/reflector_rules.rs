@@ -1,4 +1,4 @@
-//! SEMANTICS C1–C11: the reflector (sans-IO), its cache and the client manager, one test (or more) per rule.
+//! SEMANTICS C1–C12: the reflector (sans-IO), its cache and the client manager, one test (or more) per rule.
 
 use listwatch_model::manager::{ClusterId, LockMode, Manager, Outcome, RequestId, Step};
 use listwatch_model::{
@@ -488,4 +488,70 @@ fn c11_a_refused_streaming_list_falls_back_to_list_at_once_except_410_and_retry_
     let mut r = streaming(Flaws::NONE);
     r.handle_watch_refused(ApiError::UnavailableRetryAfter);
     assert_eq!(r.phase(), Phase::Backoff { then: Next::Relist });
+}
+
+/// Whether the reflector told its user of a failure among these outputs.
+fn told(outputs: &[Output]) -> bool {
+    outputs.contains(&Output::Tell)
+}
+
+#[test]
+fn c12_a_failed_list_and_a_refused_watch_are_told_before_the_backoff() {
+    for error in PLAIN_STATUSES.into_iter().chain([ApiError::InternalError, ApiError::ConnectionRefused]) {
+        let mut r = watching(6, Flaws::NONE);
+        r.handle_watch_event(WatchEvent::Error(ApiError::InternalError));
+        assert!(!told(&drain(&mut r)), "an ERROR event on an open watch is not returned: not told");
+        fire_next(&mut r);
+        drain(&mut r);
+        r.handle_list_result(Err(error));
+        assert!(told(&drain(&mut r)), "a LIST failed with {error}: told");
+    }
+    for error in PLAIN_STATUSES.into_iter().chain([ApiError::Expired, ApiError::InternalError]) {
+        let mut r = watching(4, Flaws::NONE);
+        r.handle_watch_refused(error);
+        assert!(told(&drain(&mut r)), "a WATCH refused with {error}: told");
+    }
+}
+
+#[test]
+fn c12_what_the_rest_client_or_the_reflector_retries_itself_is_not_told() {
+    // A `Retry-After` and a connection broken before the answer: the REST client sends it again.
+    for error in [ApiError::TooManyRequests, ApiError::UnavailableRetryAfter, ApiError::Disconnected] {
+        let mut r = watching(6, Flaws::NONE);
+        r.handle_watch_refused(ApiError::Forbidden);
+        drain(&mut r);
+        fire_next(&mut r);
+        drain(&mut r);
+        r.handle_list_result(Err(error));
+        assert!(!told(&drain(&mut r)), "a LIST failed with {error}");
+    }
+    // 429 and a refused connection on a WATCH: backed off from and watched again (isWatchErrorRetriable).
+    for error in [ApiError::TooManyRequests, ApiError::ConnectionRefused] {
+        let mut r = watching(4, Flaws::NONE);
+        r.handle_watch_refused(error);
+        assert!(!told(&drain(&mut r)), "a WATCH refused with {error}");
+    }
+    // C2: a 410 on the relist at the last RV is retried at once with a consistent LIST.
+    let mut r = watching(6, Flaws::NONE);
+    r.handle_watch_event(WatchEvent::Error(ApiError::Expired));
+    drain(&mut r);
+    fire_next(&mut r);
+    drain(&mut r);
+    r.handle_list_result(Err(ApiError::Expired));
+    let out = drain(&mut r);
+    assert!(!told(&out), "{out:?}");
+    assert_eq!(requests(&out), vec![Request::List { rv: ListRv::Consistent }]);
+    // C10: a refused streaming list falls back to a LIST at once.
+    let mut r = streaming(Flaws::NONE);
+    r.handle_watch_refused(ApiError::Forbidden);
+    assert!(!told(&drain(&mut r)));
+}
+
+#[test]
+fn c12_untold_failures_only_logs() {
+    let mut r = watching(4, Flaws::only(Flaw::UntoldFailures));
+    r.handle_watch_refused(ApiError::Forbidden);
+    let out = drain(&mut r);
+    assert!(!told(&out), "{out:?}");
+    assert_eq!(r.phase(), Phase::Backoff { then: Next::Relist }, "it backs off all the same");
 }

@@ -23,6 +23,8 @@ pub enum Record {
     /// The RV the reflector claims after an input.
     Rv(u32),
     Notified(Notification),
+    /// The reflector told its user that a round of `ListAndWatch` failed (C12).
+    Told,
 }
 
 /// A reflector driven by tokio.
@@ -112,6 +114,7 @@ impl<T: ListWatch> Driver<T> {
                     self.deadlines.insert(t, Instant::now() + after);
                 }
                 Output::Cancel => self.stream = None,
+                Output::Tell => self.records.push(Record::Told),
                 Output::Cache(op) => self.publish(&op),
                 Output::Send(request) => {
                     self.records.push(Record::Sent(request));

@@ -6,7 +6,7 @@
 use listwatch_model::Flaw;
 use listwatch_properties::Property;
 
-pub const CAUGHT_BY: [(Flaw, &str, Property); 19] = [
+pub const CAUGHT_BY: [(Flaw, &str, Property); 20] = [
     (Flaw::StaleDeleteRv, "list-watch", Property::NoRvRegression),
     (Flaw::NilPrevKvDropped, "list-watch", Property::NoResurrectedDelete),
     (Flaw::RelistOnTimeout, "list-watch", Property::NoNeedlessRelist),
@@ -26,6 +26,7 @@ pub const CAUGHT_BY: [(Flaw, &str, Property); 19] = [
     (Flaw::ReplaceMissesQueued, "slow-consumer", Property::NoResurrectedDelete),
     (Flaw::FixedRetryPeriod, "failing-server", Property::Backoff),
     (Flaw::WaitEndsUnanswered, "ha-mid-upgrade", Property::RequestsAnswered),
+    (Flaw::UntoldFailures, "failing-server", Property::FailuresTold),
 ];
 
 /// The property named for `flaw`.

@@ -173,5 +173,6 @@ pub mod ready_means_listed;
 pub mod requests_answered;
 pub mod reads_fresh;
 pub mod no_leaked_connection;
+pub mod failures_told;
 
 include!(concat!(env!("OUT_DIR"), "/guarantees.rs"));

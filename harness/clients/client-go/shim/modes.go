@@ -109,7 +109,7 @@ func pageSizeLister(lw *cache.ListWatch, n int64) {
 }
 
 // runInformer is a SharedIndexInformer with the program's handler (and, with env.Transform, the
-// strict transform), and the waiters on its HasSynced; with env.PanicOnce, a handler that panics
+// strict transform; with env.WatchErrorHandler, a watch error handler that tells env.Told), and the waiters on its HasSynced; with env.PanicOnce, a handler that panics
 // once; with env.SlowHandler, the handler behind a gate the harness holds (env.Holdable). With
 // either, the waiters wait on the handler registration's HasSynced where the release has one (v0.27
 // on), as a controller waits for its own handler to have been told of the first list.
@@ -128,6 +128,11 @@ func runInformerOn(env *listwatchtest.Env, lw *cache.ListWatch) error {
 	if env.Transform {
 		if err := setTransform(informer, strictTransform); err != nil {
 			return fmt.Errorf("setting the transform: %w", err)
+		}
+	}
+	if env.WatchErrorHandler {
+		if err := setWatchErrorHandler(env, informer); err != nil {
+			return fmt.Errorf("setting the watch error handler: %w", err)
 		}
 	}
 	synced, h := informer.HasSynced, env.Handler()

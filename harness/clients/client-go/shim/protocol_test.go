@@ -77,6 +77,9 @@ type effectT struct {
 		Object  json.RawMessage `json:"object"`
 		Old     json.RawMessage `json:"old"`
 	} `json:"notify"`
+	Told *struct {
+		Error string `json:"error"`
+	} `json:"told"`
 }
 
 type replyT struct {
@@ -176,7 +179,7 @@ func sends(r replyT) []string {
 	return q
 }
 
-// kinds lists the effects as short words: send, cancel, add, update, delete, delete-unknown.
+// kinds lists the effects as short words: send, cancel, add, update, delete, delete-unknown, told.
 func kinds(r replyT) []string {
 	var k []string
 	for _, e := range r.Effects {
@@ -187,6 +190,8 @@ func kinds(r replyT) []string {
 			k = append(k, "cancel")
 		case e.Notify != nil:
 			k = append(k, e.Notify.Kind)
+		case e.Told != nil:
+			k = append(k, "told")
 		}
 	}
 	return k
@@ -905,4 +910,42 @@ func TestPager(t *testing.T) {
 	q := spawn(t, false)
 	line := q.raw(`{"cmd":"start","seed":1,"waiters":0,"page_size":1,"timeout_ms":0,"mode":"pager,match=Newest"}`)
 	expect(t, strings.Contains(line, `unknown pager option \"match=Newest\"`), "the option named: "+line, replyT{})
+}
+
+// TestWatchErrorHandler: with watch_error_handler the informer's SetWatchErrorHandler tells the
+// harness of what its reflector returns from ListAndWatch (a failed LIST, a WATCH refused other than
+// with a 429 or a refused connection), before the backoff, and nothing of what the REST client sends
+// again itself (a Retry-After). Without it nothing is told.
+func TestWatchErrorHandler(t *testing.T) {
+	if !pagerModes {
+		t.Skip("SetWatchErrorHandler needs client-go v0.19")
+	}
+	forbidden := m{"cmd": "respond", "status": 403, "body": status(403, "Forbidden", "configmaps is forbidden"), "retry_after": nil}
+	p := spawn(t, false)
+	c := start(1, 1)
+	c["watch_error_handler"] = true
+	r := p.do(c)
+	r = p.do(m{"cmd": "respond", "status": 503, "body": status(503, "ServiceUnavailable", "the server is currently unable to handle the request"), "retry_after": 1})
+	expect(t, !has(kinds(r), "told"), "a Retry-After is the REST client's to wait out: nothing told", r)
+	r = p.do(fire(r))
+	r = p.do(forbidden)
+	expect(t, has(kinds(r), "told") && r.Timer != nil && r.Timer.Kind == "backoff", "a 403 on the LIST is told, then backed off from", r)
+	expect(t, strings.Contains(r.Effects[0].Told.Error, "forbidden"), "the error told is the LIST's", r)
+	r = p.do(fire(r))
+	r = p.do(list(5, "", cm("a", 2, 2, 1)))
+	expect(t, len(sends(r)) == 1 && strings.Contains(sends(r)[0], "watch=true"), "then a WATCH", r)
+	r = p.do(m{"cmd": "respond", "status": 429, "body": status(429, "TooManyRequests", "too many requests"), "retry_after": nil})
+	expect(t, !has(kinds(r), "told"), "a 429 on the WATCH is backed off from and watched again: nothing told", r)
+	for i := 0; i < 3 && len(sends(r)) == 0; i++ {
+		expect(t, !has(kinds(r), "told"), "nothing told while it waits", r)
+		r = p.do(fire(r))
+	}
+	expect(t, len(sends(r)) == 1 && strings.Contains(sends(r)[0], "watch=true"), "the WATCH again", r)
+	r = p.do(forbidden)
+	expect(t, count(kinds(r), "told") == 1, "a 403 on the WATCH is told", r)
+
+	q := spawn(t, false)
+	q.do(start(1, 1))
+	r = q.do(forbidden)
+	expect(t, !has(kinds(r), "told") && r.Timer != nil, "no handler set: nothing told", r)
 }

@@ -138,6 +138,8 @@ impl ClientGoClient {
                 }
             } else if effect.get("cancel").is_some() {
                 self.effects.push_back(Effect::Cancel);
+            } else if effect.get("told").is_some() {
+                self.effects.push_back(Effect::Tell);
             } else if let Some(n) = effect.get("notify") {
                 // Which of the informer's handlers was told (`,handlers=N`); the first when absent.
                 let handler = n["handler"].as_u64().unwrap_or(0);
@@ -300,6 +302,9 @@ impl Client for ClientGoClient {
         if self.config.slow_handler {
             start["slow_handler"] = Value::Bool(true);
         }
+        if self.config.watch_error_handler {
+            start["watch_error_handler"] = Value::Bool(true);
+        }
         if let Some(t) = self.config.resync_secs {
             start["resync_ms"] = json!(u64::from(t) * 1000);
         }
@@ -402,7 +407,7 @@ impl Client for ClientGoClient {
     }
 
     fn not_judged(&self) -> &'static [(&'static str, &'static str)] {
-        self.config.lists.not_judged()
+        self.config.lists.not_judged(self.config.watch_error_handler)
     }
 
     fn cache(&self) -> &Cache {

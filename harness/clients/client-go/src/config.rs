@@ -10,7 +10,7 @@ pub const PINNED: &str = "v0.37.2";
 pub const WAITERS: usize = 3;
 
 /// What a configuration's spec may add to its name, with what each does (`listwatch clients`).
-pub const OPTIONS: [(&str, &str); 10] = [
+pub const OPTIONS: [(&str, &str); 11] = [
     ("@vX.Y.Z", "that release's program (scripts/build-client-go vX.Y.Z builds it)"),
     (",waiters=N", "N tasks (1 to 16) call WaitForCacheSync from the start; 3 by default"),
     (",timeout=Ns", "rest.Config.Timeout, the HTTP client's timeout, 1 to 3600 s; none by default"),
@@ -30,6 +30,10 @@ pub const OPTIONS: [(&str, &str); 10] = [
     (
         ",slow-handler",
         "the first handler behind a gate the simulator holds (slow-consumer): a handler that is slow or blocks (the SharedIndexInformer configurations)",
+    ),
+    (
+        ",watch-error-handler",
+        "SetWatchErrorHandler with a handler that tells its user (the SharedIndexInformer configurations and client-go-pager, v0.19 on): judged by failures-told",
     ),
     (
         ",rv=0|unset",
@@ -132,14 +136,26 @@ impl Lists {
             )
     }
 
-    /// The properties a configuration cannot be judged by, each with why.
-    pub fn not_judged(self) -> &'static [(&'static str, &'static str)] {
-        match self {
-            Lists::Reflector => &[
+    /// The configurations that take `,watch-error-handler`: an informer of the program's own.
+    pub fn takes_watch_error_handler(self) -> bool {
+        self.is_shared_informer() || matches!(self, Lists::Pager | Lists::Go)
+    }
+
+    /// The properties a configuration cannot be judged by, each with why; `told`: it tells its user of
+    /// its failures (`,watch-error-handler`).
+    pub fn not_judged(self, told: bool) -> &'static [(&'static str, &'static str)] {
+        const UNTOLD: (&str, &str) = (
+            "failures-told",
+            "no watch error handler is set (,watch-error-handler): client-go only logs its failures",
+        );
+        match (self, told) {
+            (Lists::Reflector, _) => &[
                 ("notifications-match-cache", "a bare Reflector into a Store has no handlers to notify"),
                 ("ready-means-listed", "a bare Reflector has no HasSynced: nothing says it has listed"),
+                UNTOLD,
             ],
-            _ => &[],
+            (_, false) => &[UNTOLD],
+            (_, true) => &[],
         }
     }
 }
@@ -187,6 +203,11 @@ pub struct ClientGo {
     /// has one (v0.27 on). SharedIndexInformer configurations; a Go user's code offers it through
     /// `Env.SlowHandler`.
     pub slow_handler: bool,
+    /// `,watch-error-handler`: the informer's `SetWatchErrorHandler` gets a handler that tells its user
+    /// (the harness) of every error the reflector hands it, before the informer starts; judged by
+    /// failures-told, which a configuration without it is not. SharedIndexInformer configurations and
+    /// `client-go-pager`, v0.19 on; a Go user's code through `Env.WatchErrorHandler` and `Env.Told`.
+    pub watch_error_handler: bool,
     /// `client-go-pager`'s `,rv=`: the `resourceVersion` its list function passes, `"0"` or `"unset"`,
     /// instead of the reflector's own; `None`: the reflector's.
     pub pager_rv: Option<&'static str>,
@@ -224,6 +245,7 @@ impl ClientGo {
             transform: false,
             panic_handler: false,
             slow_handler: false,
+            watch_error_handler: false,
             pager_rv: None,
             pager_match: None,
             go: None,
@@ -375,6 +397,19 @@ impl ClientGo {
                     config.shared_informer_only(spec, option)?;
                     config.slow_handler = true;
                 }
+                None if option == "watch-error-handler" => {
+                    if !config.lists.takes_watch_error_handler() {
+                        return Err(format!(
+                            "{spec:?}: watch-error-handler is for the SharedIndexInformer configurations and client-go-pager"
+                        ));
+                    }
+                    if config.minor() < 19 {
+                        return Err(format!(
+                            "{spec:?}: watch-error-handler needs client-go v0.19 or later (SetWatchErrorHandler, kubernetes PR #87329)"
+                        ));
+                    }
+                    config.watch_error_handler = true;
+                }
                 _ => {
                     let known: Vec<&str> = OPTIONS.iter().filter_map(|(o, _)| o.strip_prefix(',')).collect();
                     return Err(format!("{spec:?}: unknown option {option:?} (known: {})", known.join(", ")));
@@ -421,14 +456,19 @@ impl ClientGo {
 
     /// The mode the shim runs: `pager[,rv=…][,match=…]` for `client-go-pager`.
     pub fn pager_mode(&self) -> String {
-        let mut mode = "pager".to_string();
+        format!("pager{}", self.pager_options())
+    }
+
+    /// `client-go-pager`'s options as a spec spells them: `[,rv=…][,match=…]`.
+    fn pager_options(&self) -> String {
+        let mut options = String::new();
         if let Some(rv) = self.pager_rv {
-            mode.push_str(&format!(",rv={rv}"));
+            options.push_str(&format!(",rv={rv}"));
         }
         if let Some(m) = self.pager_match {
-            mode.push_str(&format!(",match={m}"));
+            options.push_str(&format!(",match={m}"));
         }
-        mode
+        options
     }
 
     /// Whether this configuration takes `option`, an option of the SharedIndexInformer configurations
@@ -468,12 +508,10 @@ impl ClientGo {
         if self.slow_handler {
             s.push_str(",slow-handler");
         }
-        if let Some(rv) = self.pager_rv {
-            s.push_str(&format!(",rv={rv}"));
+        if self.watch_error_handler {
+            s.push_str(",watch-error-handler");
         }
-        if let Some(m) = self.pager_match {
-            s.push_str(&format!(",match={m}"));
-        }
+        s.push_str(&self.pager_options());
         s
     }
 
@@ -671,7 +709,26 @@ mod tests {
         );
         let spec = ClientGo { transform: true, ..ClientGo::all_named().remove(0) }.spec();
         assert_eq!(spec, "client-go,transform");
-        assert_eq!(Lists::Reflector.not_judged().len(), 2);
+        assert_eq!(Lists::Reflector.not_judged(false).len(), 3);
+    }
+
+    /// `,watch-error-handler` is an informer's of the program's own, from the release that has
+    /// SetWatchErrorHandler; it spells itself back, and only with it is `failures-told` judged.
+    #[test]
+    fn watch_error_handler_is_for_informers_from_v0_19() {
+        let fifo = refused("client-go-fifo,watch-error-handler");
+        assert!(fifo.contains("SharedIndexInformer configurations and client-go-pager"), "{fifo}");
+        let old = refused("client-go@v0.18.6,watch-error-handler");
+        assert!(old.contains("v0.19 or later") && old.contains("PR #87329"), "{old}");
+        let c = ClientGo {
+            watch_error_handler: true,
+            pager_match: Some("Exact"),
+            ..ClientGo::all_named().into_iter().find(|c| c.lists == Lists::Pager).unwrap()
+        };
+        assert_eq!(c.spec(), "client-go-pager,watch-error-handler,match=Exact");
+        assert_eq!(c.pager_mode(), "pager,match=Exact");
+        let unjudged = |told| Lists::Pager.not_judged(told).iter().any(|(p, _)| *p == "failures-told");
+        assert!(unjudged(false) && !unjudged(true), "not judged without the handler, judged with it");
     }
 
     /// `,panic-handler` is a SharedIndexInformer's that LISTs, from the release whose registrations

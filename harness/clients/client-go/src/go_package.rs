@@ -1,4 +1,4 @@
-//! A Go user's own client: `go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N][,slow-handler]` names a test in the Go package
+//! A Go user's own client: `go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N][,slow-handler][,watch-error-handler]` names a test in the Go package
 //! at DIR that registers its code with the `listwatchtest` package (`harness/listwatchtest`). The
 //! package's test binary serves listwatch's protocol for that test, as the client-go shim does for
 //! its modes: the same processes, bubbles and replies. The binary is the one `LISTWATCH_GO_TEST_BINARY`
@@ -10,7 +10,8 @@ use std::process::Command;
 use crate::config::{handlers_option, seconds_option, waiters_option, ClientGo, GoTest, Lists, WAITERS};
 
 /// The spec [`parse`] reads.
-const USAGE: &str = "go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N][,slow-handler]";
+const USAGE: &str =
+    "go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N][,slow-handler][,watch-error-handler]";
 
 /// The configuration a `go:` spec names, its test binary built.
 pub fn parse(spec: &str) -> Result<ClientGo, String> {
@@ -34,6 +35,7 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
         transform: false,
         panic_handler: false,
         slow_handler: false,
+        watch_error_handler: false,
         pager_rv: None,
         pager_match: None,
         go: None,
@@ -49,6 +51,7 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
             Some(("resync", t)) => config.resync_secs = Some(seconds_option(spec, "resync", t)?),
             Some(("handlers", n)) => config.handlers = handlers_option(spec, n)?,
             None if option == "slow-handler" => config.slow_handler = true,
+            None if option == "watch-error-handler" => config.watch_error_handler = true,
             _ => {
                 return Err(format!(
                     "{spec:?}: unknown option {option:?} (expected {USAGE}; test names the Go test that calls listwatchtest.Run)"

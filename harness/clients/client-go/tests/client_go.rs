@@ -334,8 +334,9 @@ fn the_fixed_release_holds_on_the_steps_that_break_the_old_one() {
     }
 }
 
-/// A bare Reflector into a Store has no handlers and no HasSynced: a campaign names the two properties
-/// it cannot be judged by, with why, never finds them broken, and judges the rest by its cache.
+/// A bare Reflector into a Store has no handlers, no HasSynced and no watch error handler: a campaign
+/// names the three properties it cannot be judged by, with why, never finds them broken, and judges
+/// the rest by its cache.
 #[test]
 fn a_bare_reflector_says_what_it_cannot_be_judged_by_and_is_judged_by_its_cache() {
     use listwatch_harness::sim::campaign::{self, Campaign};
@@ -344,14 +345,15 @@ fn a_bare_reflector_says_what_it_cannot_be_judged_by_and_is_judged_by_its_cache(
     let c = Campaign::new(60, 200, Flaws::NONE, out);
     let s = campaign::run(&c, &client("client-go-reflector")).unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<&str> = s.not_judged.iter().map(|(p, _)| p.name()).collect();
-    assert_eq!(names, ["notifications-match-cache", "ready-means-listed"]);
+    assert_eq!(names, ["notifications-match-cache", "ready-means-listed", "failures-told"]);
     let text = campaign::text(&c, &s);
-    assert!(text.contains("14 of 16 judged after every step; not judged:"), "{text}");
+    assert!(text.contains("14 of 17 judged after every step; not judged:"), "{text}");
     assert!(text.contains("has no HasSynced"), "{text}");
     assert!(s
         .failures
         .iter()
-        .all(|f| f.what != "ready-means-listed" && f.what != "notifications-match-cache"));
+        .all(|f| !["ready-means-listed", "notifications-match-cache", "failures-told"]
+            .contains(&f.what.as_str())));
     assert!(s.tally.witnessed[Property::CacheIsSnapshot as usize] > 0, "its cache is judged");
     assert!(campaign::json(&c, &s).contains("\"not_judged\""));
 }

@@ -51,9 +51,11 @@ impl UnderTest for KubeConfig {
         tokio::spawn(async move {
             let mut stream = stream;
             while let Some(item) = stream.next().await {
-                // An error the stream yields shows on the wire (the request that follows it).
-                if let Ok(event) = &item {
-                    show.event(event);
+                // An error item is what the stream tells its user of a failure (C12); what caused it
+                // shows on the wire.
+                match &item {
+                    Ok(event) => show.event(event),
+                    Err(_) => show.told_failure(),
                 }
             }
         });

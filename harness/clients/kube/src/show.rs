@@ -93,6 +93,14 @@ impl Show {
         ShownBackoff { inner, show: self.clone() }
     }
 
+    /// The reflector told its user that an attempt to list or watch failed (kube-runtime: an error
+    /// item of its stream), judged by failures-told (C12): before it tries again.
+    pub fn told_failure(&self) {
+        let mut ex = lock(&self.wire);
+        ex.activity += 1;
+        ex.effects.push_back(Effect::Tell);
+    }
+
     /// One event the reflector applied to its cache, in kube-runtime's terms: `Apply` and `Delete` on a
     /// watch, `Init`, `InitApply` and `InitDone` around a (re)list.
     pub fn event(&self, event: &Event<ConfigMap>) {

@@ -1,0 +1,16 @@
+//go:build !clientgo_pre19
+
+package shim
+
+import (
+	"k8s.io/client-go/tools/cache"
+
+	"listwatch.dev/listwatchtest"
+)
+
+// setWatchErrorHandler gives the informer a watch error handler that tells listwatch of every error
+// its reflector hands it (env.Told), before the informer starts, as SetWatchErrorHandler requires:
+// after Run it refuses with an error. client-go v0.19 on (kubernetes PR #87329).
+func setWatchErrorHandler(env *listwatchtest.Env, informer cache.SharedIndexInformer) error {
+	return informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { env.Told(err) })
+}
