@@ -189,6 +189,16 @@ func keyOf(n string) int {
 	return k
 }
 
+// integerRV refuses a server whose resourceVersions are not integers. The contract lets a server
+// make its own (clients treat them as opaque), but a run compares them with the model's, which are
+// etcd's revisions, and could only report every answer as a difference.
+func integerRV(s string) error {
+	if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+		return fmt.Errorf("its resourceVersions are not integers (%q): a run compares them with etcd's revisions, so it cannot judge this server", s)
+	}
+	return nil
+}
+
 func rvOf(s string) int64 {
 	rv, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
@@ -355,8 +365,14 @@ func (d *driver) mark(ctx context.Context) error {
 	o.SetName("listwatch-start")
 	o.SetNamespace(d.namespace)
 	objects := d.objects(d.resource)
-	if _, err := objects.Create(ctx, o, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	written, err := objects.Create(ctx, o, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("writing the start mark: %w", err)
+	}
+	if err == nil {
+		if err := integerRV(written.GetResourceVersion()); err != nil {
+			return err
+		}
 	}
 	if err := objects.Delete(ctx, o.GetName(), metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("deleting the start mark: %w", err)

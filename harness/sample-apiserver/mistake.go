@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -37,6 +39,11 @@ var mistakes = map[string]func(http.Handler) http.Handler{
 			next.ServeHTTP(w, r)
 		})
 	},
+	// Not a mistake: resourceVersions that are not integers, which the contract allows (clients must
+	// treat them as opaque: ObjectMeta.resourceVersion). Each the server sends is its own with an "r"
+	// before it, and each a request sends loses the "r" again. listwatch compares a server's RVs with
+	// etcd's revisions, so a run against this server stops at its first write, saying why.
+	"opaque-rvs": opaqueRVs,
 	// A resourceVersion too old for the server (410 Gone, reason Expired) is answered as a 500: a
 	// client that relists on 410 retries the same request instead.
 	"expired-as-500": func(next http.Handler) http.Handler {
@@ -209,3 +216,63 @@ func (s *statusWriter) finish() {
 	s.ResponseWriter.WriteHeader(s.rule.to)
 	_, _ = s.ResponseWriter.Write(body)
 }
+
+var (
+	sentRV     = regexp.MustCompile(`"resourceVersion":"([0-9]+)"`)
+	receivedRV = regexp.MustCompile(`"resourceVersion":"r([0-9]+)"`)
+)
+
+// opaqueRVs is the "opaque-rvs" server: RVs with an "r" before them on the wire, the real ones inside.
+func opaqueRVs(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.URL.Path, "/flunders") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		q := r.URL.Query()
+		if rv := q.Get("resourceVersion"); strings.HasPrefix(rv, "r") {
+			q.Set("resourceVersion", rv[1:])
+			r.URL.RawQuery = q.Encode()
+		}
+		if r.Body != nil {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			body = receivedRV.ReplaceAll(body, []byte(`"resourceVersion":"$1"`))
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		}
+		r.Header.Del("Accept-Encoding")
+		if watch := r.URL.Query().Get("watch"); watch == "true" || watch == "1" {
+			rewriteWatch(next, nil, func(ev map[string]any) {
+				obj, _ := ev["object"].(map[string]any)
+				if meta, ok := obj["metadata"].(map[string]any); ok {
+					if rv, ok := meta["resourceVersion"].(string); ok && rv != "" {
+						meta["resourceVersion"] = "r" + rv
+					}
+				}
+			}).ServeHTTP(w, r)
+			return
+		}
+		bw := &bodyWriter{ResponseWriter: w, code: http.StatusOK}
+		next.ServeHTTP(responsewriter.WrapForHTTP1Or2(bw), r)
+		body := sentRV.ReplaceAll(bw.body.Bytes(), []byte(`"resourceVersion":"r$1"`))
+		w.Header().Del("Content-Length")
+		w.WriteHeader(bw.code)
+		_, _ = w.Write(body)
+	})
+}
+
+// bodyWriter holds a whole answer, its status and body, for a rewrite once it is complete.
+type bodyWriter struct {
+	http.ResponseWriter
+	code int
+	body bytes.Buffer
+}
+
+func (b *bodyWriter) WriteHeader(code int) { b.code = code }
+
+func (b *bodyWriter) Write(p []byte) (int, error) { return b.body.Write(p) }
+
+func (b *bodyWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }

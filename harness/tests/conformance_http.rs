@@ -271,6 +271,20 @@ mod with_apiserver {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// A server whose resourceVersions are not integers (the contract lets a server make its own) is
+    /// one line saying why a run cannot judge it, before anything is compared.
+    #[test]
+    fn a_server_with_opaque_resource_versions_is_one_line_saying_why() {
+        let words =
+            ["conformance", "http", "--etcd", "3.6", "--sequences", "5", "--server-mistake", "opaque-rvs"];
+        let out = listwatch(&words);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("its resourceVersions are not integers (\"r"), "{stderr}");
+        assert!(stderr.contains("cannot judge this server"), "{stderr}");
+    }
+
     #[test]
     fn a_server_that_does_not_answer_is_one_line_naming_the_step() {
         let out = listwatch(&[

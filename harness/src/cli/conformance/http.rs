@@ -102,16 +102,17 @@ pub struct HttpArgs {
     #[arg(long, value_name = "BUG", default_value = "none", value_parser = plant, hide = true)]
     pub plant: Plant,
     /// Start the sample-apiserver with a mistake it makes on purpose (no-initial-events-end,
-    /// expired-as-500), to see the run catch it, or a liberty the contract allows (no-pagination)
+    /// expired-as-500), to see the run catch it, or a liberty the contract allows (no-pagination,
+    /// opaque-rvs)
     #[arg(long, value_name = "MISTAKE", value_parser = mistake, hide = true, conflicts_with = "endpoint")]
     pub server_mistake: Option<String>,
 }
 
 fn mistake(v: &str) -> Result<String, String> {
     match v {
-        "no-initial-events-end" | "expired-as-500" | "no-pagination" => Ok(v.to_string()),
+        "no-initial-events-end" | "expired-as-500" | "no-pagination" | "opaque-rvs" => Ok(v.to_string()),
         _ => Err(format!(
-            "'{v}' is not a server mistake (known: no-initial-events-end, expired-as-500, no-pagination)"
+            "'{v}' is not a server mistake (known: no-initial-events-end, expired-as-500, no-pagination, opaque-rvs)"
         )),
     }
 }

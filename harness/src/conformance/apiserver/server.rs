@@ -430,7 +430,7 @@ impl ServerUnderTest for ApiServerProcess {
     fn run(&mut self, seq: &ApiSequence, expected: &ApiTranscript) -> Result<ApiTranscript, SideError> {
         let started = self.call("start (a fresh cache)", serde_json::json!({"op": "start"}))?;
         if let Some(e) = started.error {
-            return Err(SideError(format!("the API server could not start a cache: {}", e.message)));
+            return Err(self.not_started(&e.message));
         }
         self.etcd_version = started.version.clone();
         self.server_version = started.server.clone();
@@ -456,11 +456,20 @@ impl ServerUnderTest for ApiServerProcess {
 }
 
 impl ApiServerProcess {
+    /// Why a start failed: the in-process watch cache could not start, or a server over HTTP cannot
+    /// take the run (its own words say why).
+    fn not_started(&self, why: &str) -> SideError {
+        match self.side {
+            Side::Rest(_) => SideError(format!("the run could not start on the server: {why}")),
+            _ => SideError(format!("the API server could not start a cache: {why}")),
+        }
+    }
+
     /// Start with the etcd version known (it comes with the first start).
     pub fn connect(mut self) -> Result<Self, SideError> {
         let started = self.call("start (the first cache)", serde_json::json!({"op": "start"}))?;
         if let Some(e) = started.error {
-            return Err(SideError(format!("the API server could not start a cache: {}", e.message)));
+            return Err(self.not_started(&e.message));
         }
         self.etcd_version = started.version;
         self.server_version = started.server;
