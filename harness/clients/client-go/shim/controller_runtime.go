@@ -68,7 +68,13 @@ func runControllerRuntime(env *listwatchtest.Env) error {
 	// math/rand, which the session seeds), or none, where a manager's default is 10 h: a period no
 	// run reaches changes nothing observable.
 	period := resyncPeriod(env)
-	c, err := crcache.New(env.Config, crcache.Options{Scheme: clientgoscheme.Scheme, Mapper: mapper, SyncPeriod: &period})
+	opts := crcache.Options{Scheme: clientgoscheme.Scheme, Mapper: mapper, SyncPeriod: &period}
+	if env.WatchErrorHandler {
+		// The manager's cache sets it on every informer it makes, before the informer runs
+		// (pkg/cache/internal/informers.go, SetWatchErrorHandlerWithContext).
+		opts.DefaultWatchErrorHandler = func(_ context.Context, _ *cache.Reflector, err error) { env.Told(err) }
+	}
+	c, err := crcache.New(env.Config, opts)
 	if err != nil {
 		return fmt.Errorf("controller-runtime's cache.New: %w", err)
 	}

@@ -738,6 +738,13 @@ func TestControllerRuntime(t *testing.T) {
 	expect(t, r.Ready[0], "the waiter returned", r)
 	r = p.do(cmdOnly("stop"))
 	expect(t, r.Stopped, "the session stops, the cache with it", r)
+
+	// With watch_error_handler, the cache's DefaultWatchErrorHandler tells of a refused LIST.
+	c := start(1, 1)
+	c["mode"], c["watch_error_handler"] = "controller-runtime", true
+	p.do(c)
+	r = p.do(m{"cmd": "respond", "status": 403, "body": status(403, "Forbidden", "configmaps is forbidden"), "retry_after": nil})
+	expect(t, count(kinds(r), "told") == 1 && r.Timer != nil, "a 403 on the LIST is told, then backed off from", r)
 }
 
 // TestTransformTwiceOnAStreamingList: with the strict transform (transform.go), a LIST syncs the
