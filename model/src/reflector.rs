@@ -499,11 +499,11 @@ impl Reflector {
                 self.rv_unavailable = true;
                 self.list(ListRv::Consistent);
             }
-            // C11: every other failure (401, 403, 404, 422, 429, 500, 503, 504, a body cut short) ends
-            // `ListAndWatch`; its next round, after the backoff, lists again at the same RV. C12: the
-            // REST client's own wait after a `Retry-After` is no failure the reflector sees.
-            // A connection broken before the answer is the REST client's to send again, as after a
-            // `Retry-After` (C1).
+            // C11: every other failure ends `ListAndWatch`; its next round, after the backoff, lists
+            // again at the same RV. C12: a 429 or a 503 with `Retry-After`, and a connection broken
+            // before the answer, are the REST client's to send again (C1), no failure the reflector
+            // sees or tells; the rest (401, 403, 404, 422, 500, 503, 504, a body cut short) it hands
+            // its watch error handler first.
             Err(e) if e.retry_after() || e == ApiError::Disconnected => self.backoff(Next::Relist),
             Err(_) => self.failed(),
         }
