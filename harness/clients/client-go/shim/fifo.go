@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"fmt"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -162,7 +163,7 @@ func (v *fifoView) GetStore() cache.Store { return v.indexer }
 // controller (cache.New) over a DeltaFIFO whose known objects are an indexer, and a consumer that
 // applies each popped delta to the indexer and calls the handler, as that informer's does. The
 // DeltaFIFO and the reflector are client-go's; only the consumer is the program's, so that it can be
-// held.
+// held. With env.WatchErrorHandler, the controller's Config.WatchErrorHandler tells env.Told.
 func runFifo(env *listwatchtest.Env) error {
 	lw, err := listWatch(env)
 	if err != nil {
@@ -202,13 +203,19 @@ func runFifo(env *listwatchtest.Env) error {
 		}
 		return nil
 	}
-	ctrl := cache.New(&cache.Config{
+	cfg := &cache.Config{
 		Queue:            q,
 		ListerWatcher:    lw,
 		ObjectType:       &corev1.ConfigMap{},
 		FullResyncPeriod: resyncPeriod(env),
 		Process:          processFunc(consume),
-	})
+	}
+	if env.WatchErrorHandler {
+		if err := setControllerWatchErrorHandler(env, cfg); err != nil {
+			return fmt.Errorf("setting the watch error handler: %w", err)
+		}
+	}
+	ctrl := cache.New(cfg)
 	v := &fifoView{Controller: ctrl, indexer: indexer, queue: q}
 	env.Show(v)
 	env.Hold(q)

@@ -955,4 +955,12 @@ func TestWatchErrorHandler(t *testing.T) {
 	q.do(start(1, 1))
 	r = q.do(forbidden)
 	expect(t, !has(kinds(r), "told") && r.Timer != nil, "no handler set: nothing told", r)
+
+	// The DeltaFIFO controller: its Config.WatchErrorHandler.
+	c = start(1, 1)
+	c["mode"], c["watch_error_handler"] = "fifo", true
+	f := spawn(t, false)
+	f.do(c)
+	r = f.do(forbidden)
+	expect(t, count(kinds(r), "told") == 1 && r.Timer != nil, "fifo: a 403 on the LIST is told, then backed off from", r)
 }

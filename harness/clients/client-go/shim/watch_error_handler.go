@@ -14,3 +14,10 @@ import (
 func setWatchErrorHandler(env *listwatchtest.Env, informer cache.SharedIndexInformer) error {
 	return informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { env.Told(err) })
 }
+
+// setControllerWatchErrorHandler gives a controller's config the same handler (Config.WatchErrorHandler,
+// v0.19 on), which cache.New's controller sets on the reflector it makes.
+func setControllerWatchErrorHandler(env *listwatchtest.Env, c *cache.Config) error {
+	c.WatchErrorHandler = func(_ *cache.Reflector, err error) { env.Told(err) }
+	return nil
+}

@@ -33,7 +33,7 @@ pub const OPTIONS: [(&str, &str); 11] = [
     ),
     (
         ",watch-error-handler",
-        "SetWatchErrorHandler with a handler that tells its user (the SharedIndexInformer configurations and client-go-pager, v0.19 on; controller-runtime's cache.Options.DefaultWatchErrorHandler): judged by failures-told",
+        "SetWatchErrorHandler with a handler that tells its user (the SharedIndexInformer configurations and client-go-pager, v0.19 on; client-go-fifo's Config.WatchErrorHandler; controller-runtime's cache.Options.DefaultWatchErrorHandler): judged by failures-told",
     ),
     (
         ",rv=0|unset",
@@ -136,10 +136,12 @@ impl Lists {
             )
     }
 
-    /// The configurations that take `,watch-error-handler`: an informer of the program's own, or the one
-    /// controller-runtime's cache makes (`cache.Options.DefaultWatchErrorHandler`).
+    /// The configurations that take `,watch-error-handler`: an informer or a DeltaFIFO controller
+    /// (`cache.Config.WatchErrorHandler`) of the program's own, or the informer controller-runtime's
+    /// cache makes (`cache.Options.DefaultWatchErrorHandler`).
     pub fn takes_watch_error_handler(self) -> bool {
-        self.is_shared_informer() || matches!(self, Lists::Pager | Lists::ControllerRuntime | Lists::Go)
+        self.is_shared_informer()
+            || matches!(self, Lists::Pager | Lists::Fifo | Lists::ControllerRuntime | Lists::Go)
     }
 
     /// The properties a configuration cannot be judged by, each with why; `told`: it tells its user of
@@ -207,8 +209,8 @@ pub struct ClientGo {
     /// `,watch-error-handler`: the informer's `SetWatchErrorHandler` gets a handler that tells its user
     /// (the harness) of every error the reflector hands it, before the informer starts; judged by
     /// failures-told, which a configuration without it is not. SharedIndexInformer configurations and
-    /// `client-go-pager`, v0.19 on; controller-runtime's cache through its
-    /// `DefaultWatchErrorHandler`; a Go user's code through `Env.WatchErrorHandler` and `Env.Told`.
+    /// `client-go-pager`, v0.19 on; `client-go-fifo` through its controller's `Config`;
+    /// controller-runtime's cache through its `DefaultWatchErrorHandler`; a Go user's code through `Env.WatchErrorHandler` and `Env.Told`.
     pub watch_error_handler: bool,
     /// `client-go-pager`'s `,rv=`: the `resourceVersion` its list function passes, `"0"` or `"unset"`,
     /// instead of the reflector's own; `None`: the reflector's.
@@ -402,7 +404,7 @@ impl ClientGo {
                 None if option == "watch-error-handler" => {
                     if !config.lists.takes_watch_error_handler() {
                         return Err(format!(
-                            "{spec:?}: watch-error-handler is for the SharedIndexInformer configurations, client-go-pager and controller-runtime"
+                            "{spec:?}: watch-error-handler is for the SharedIndexInformer configurations, client-go-pager, client-go-fifo and controller-runtime"
                         ));
                     }
                     if config.minor() < 19 {
@@ -718,11 +720,8 @@ mod tests {
     /// SetWatchErrorHandler; it spells itself back, and only with it is `failures-told` judged.
     #[test]
     fn watch_error_handler_is_for_informers_from_v0_19() {
-        let fifo = refused("client-go-fifo,watch-error-handler");
-        assert!(
-            fifo.contains("SharedIndexInformer configurations, client-go-pager and controller-runtime"),
-            "{fifo}"
-        );
+        let bare = refused("client-go-reflector,watch-error-handler");
+        assert!(bare.contains("client-go-pager, client-go-fifo and controller-runtime"), "{bare}");
         let old = refused("client-go@v0.18.6,watch-error-handler");
         assert!(old.contains("v0.19 or later") && old.contains("PR #87329"), "{old}");
         let c = ClientGo {
