@@ -190,6 +190,21 @@ impl ApiError {
         matches!(self, ApiError::TooManyRequests | ApiError::UnavailableRetryAfter)
     }
 
+    /// A LIST that failed so is no failure the reflector sees (C1, C11, C12): the REST client sends it
+    /// again itself, after the `Retry-After` it was told or, for a connection broken before the
+    /// answer, as if told one second (`rest/request.go`, the `isErrRetryableFunc` of `request`, read
+    /// at v0.37.2).
+    pub fn list_resent(self) -> bool {
+        self.retry_after() || self == ApiError::Disconnected
+    }
+
+    /// A WATCH refused so is backed off from and sent again (C11): after the `Retry-After` the REST
+    /// client was told, or by the reflector for a refused connection or a 429 (`isWatchErrorRetriable`,
+    /// `tools/cache/reflector.go`, read at v0.37.2). Any other refusal ends `ListAndWatch` (C12).
+    pub fn watch_retriable(self) -> bool {
+        self.retry_after() || self == ApiError::ConnectionRefused
+    }
+
     /// The short name steps spell it with: the HTTP status, or what broke.
     pub fn code(self) -> &'static str {
         match self {

@@ -354,7 +354,7 @@ impl Reflector {
                 self.rv_unavailable = true;
                 self.stream();
             }
-            Some(e) if e.retry_after() || e == ApiError::ConnectionRefused => self.backoff(Next::Relist),
+            Some(e) if e.watch_retriable() => self.backoff(Next::Relist),
             None if progress => self.stream(),
             _ => {
                 let rv = self.relist_rv();
@@ -504,7 +504,7 @@ impl Reflector {
             // before the answer, are the REST client's to send again (C1), no failure the reflector
             // sees or tells; the rest (401, 403, 404, 422, 500, 503, 504, a body cut short) it hands
             // its watch error handler first.
-            Err(e) if e.retry_after() || e == ApiError::Disconnected => self.backoff(Next::Relist),
+            Err(e) if e.list_resent() => self.backoff(Next::Relist),
             Err(_) => self.failed(),
         }
     }
@@ -523,7 +523,7 @@ impl Reflector {
         // (`isWatchErrorRetriable`); any other status (401, 403, 404, 410, 422, 500, 503, 504) ends
         // `ListAndWatch`, whose next round, after the backoff, relists (`reflector.go`, `watch`).
         match error {
-            e if e.retry_after() || e == ApiError::ConnectionRefused => self.backoff(Next::Rewatch),
+            e if e.watch_retriable() => self.backoff(Next::Rewatch),
             _ => self.failed(),
         }
     }

@@ -507,7 +507,7 @@ impl History {
                 c.outstanding = None;
                 c.last_error = Some(*e);
                 // C11: a status with `Retry-After` is sent again by the REST client itself.
-                let throttled = e.retry_after() || *e == ApiError::ConnectionRefused;
+                let throttled = e.watch_retriable();
                 if throttled && !streaming {
                     c.owe_rewatch = Some(Ending::Throttled(*e));
                 }

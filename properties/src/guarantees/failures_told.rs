@@ -16,16 +16,16 @@
 //!
 //! Judged where the next request goes: one sent after the step of an untold failure breaks it.
 
-use listwatch_model::{ApiError, Message, Observed, Request};
+use listwatch_model::{Message, Observed, Request};
 
 use crate::guarantees::{per_client, Found, Guarantee};
-use crate::history::History;
+use crate::history::{Failure, History};
 use crate::observations::Observations;
 
 /// What is remembered of one client.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Owed {
-    /// The failure it has not told yet, if any.
+    /// The failure it has not told yet, if any: a LIST failed or a WATCH refused.
     pub failure: Option<Failure>,
     /// Whether that failure came in the step being observed: a request in the same step is a retry at
     /// once (C2, C10), not an attempt after a backoff.
@@ -37,22 +37,6 @@ pub struct Owed {
     pub told: bool,
 }
 
-/// A failure the client must tell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Failure {
-    List(ApiError),
-    Watch(ApiError),
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::List(e) => write!(f, "its LIST failed with {e}"),
-            Failure::Watch(e) => write!(f, "its WATCH was refused with {e}"),
-        }
-    }
-}
-
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
     pub clients: Vec<Owed>,
@@ -61,10 +45,8 @@ pub struct State {
 /// Whether client-go's reflector returns this failure from `ListAndWatchWithContext` (C12).
 fn must_tell(message: &Message, streaming: bool) -> Option<Failure> {
     match *message {
-        Message::List(Err(e)) if !e.retry_after() && e != ApiError::Disconnected => Some(Failure::List(e)),
-        Message::WatchRefused(e) if !streaming && !e.retry_after() && e != ApiError::ConnectionRefused => {
-            Some(Failure::Watch(e))
-        }
+        Message::List(Err(e)) if !e.list_resent() => Some(Failure::ListFailed(e)),
+        Message::WatchRefused(e) if !streaming && !e.watch_retriable() => Some(Failure::WatchRefused(e)),
         _ => None,
     }
 }
