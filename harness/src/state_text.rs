@@ -40,7 +40,7 @@ pub fn render<C: Client>(sys: &System<C>) -> String {
         let waiting: Vec<String> = s
             .waiting_lists()
             .iter()
-            .map(|(c, rv)| format!("{c}'s LIST for RV {rv}"))
+            .map(|(c, w)| format!("{c}'s LIST for RV {}", w.rv))
             .chain(s.waiting_watch_lists().iter().map(|(c, rv)| format!("{c}'s streaming list for RV {rv}")))
             .collect();
         if !waiting.is_empty() {

@@ -64,6 +64,21 @@ impl ApiServerRelease {
         self.minor >= 31
     }
 
+    /// A2, E7: whether a NotOlderThan read of one key from the cache (a LIST of one name in a
+    /// namespace) that must wait for the cache asks etcd for a progress notification, given whether the
+    /// server `trusts` etcd's (3.4.31, 3.5.13 and later: `feature_support_checker.go`, etcd#17507).
+    /// v0.31 and v0.32 ask whenever `ConsistentListFromCache` is on, without the check of etcd's
+    /// support that the LIST path makes: `WaitUntilFreshAndGet` against `WaitUntilFreshAndList`
+    /// (`pkg/storage/cacher/watch_cache.go` at v0.31.14 and v0.32.13); an older etcd answers, and the
+    /// LIST is served at once where a whole LIST waits its 3 s for 504. From v0.33 both check
+    /// `delegator.ConsistentReadSupported()` (read at v0.33.13); before v0.31 the gate is off.
+    pub fn one_key_wait_asks_progress(self, trusts: bool) -> bool {
+        match self.minor {
+            31 | 32 => true,
+            minor => minor >= 33 && trusts,
+        }
+    }
+
     /// A14: whether a cache that restarts or relists answers 429 until it has listed again
     /// (`ResilientWatchCacheInitialization`, beta and on from 1.31; absent in v0.29.6 and v0.30.14's
     /// `kube_features.go`).
@@ -165,6 +180,9 @@ mod tests {
         assert_eq!(deleted("v0.25.16"), last, "the object's own RV");
         assert_eq!(deleted("v0.26.0"), Object { rv: Rev(7), ..last }, "the deletion RV");
         assert_eq!(deleted("v0.37.2"), Object { rv: Rev(7), ..last });
+        let asks = |v, trusts| of(v).one_key_wait_asks_progress(trusts);
+        assert!(!asks("v0.30.14", true) && asks("v0.31.0", false) && asks("v0.32.13", false));
+        assert!(!asks("v0.33.0", false) && asks("v0.33.0", true) && asks("v0.37.2", true));
         let one_key = |v| of(v).exact_key_list_rv(Rev(1), Rev(3));
         assert_eq!((one_key("v0.23.17"), one_key("v0.24.0"), one_key("v0.37.2")), (Rev(3), Rev(1), Rev(1)));
     }
@@ -209,6 +227,57 @@ mod tests {
                 ),
             }
         }
+    }
+
+    /// A2, E7: over an etcd whose progress requests it does not trust, a LIST of one name in a
+    /// namespace ahead of the cache asks for progress in v0.31 and v0.32 only, and is then answered
+    /// with the one object; a whole LIST, or one across namespaces, waits without asking.
+    #[test]
+    fn a_one_key_wait_asks_progress_as_its_release_does() {
+        use crate::api::{ListRv, Message};
+        use crate::flaw::Flaws;
+        use crate::server::ApiServer;
+        use crate::store::{Prefix, Store, TombstonePolicy};
+        use crate::types::{ClientId, Key, ServerId};
+
+        let client = ClientId(0);
+        for (release, namespaced, asks) in [
+            ("v0.32.13", true, true),
+            ("v0.31.14", true, true),
+            ("v0.32.13", false, false),
+            ("v0.33.13", true, false),
+            ("v0.30.14", true, false),
+        ] {
+            let mut store = Store::new(TombstonePolicy::DropAtCompaction, None);
+            store.put(Prefix::Watched, Key(0));
+            store.put(Prefix::Watched, Key(1));
+            let mut server = ApiServer::start(ServerId(0), &mut store, 4, Flaws::NONE)
+                .with_release(of(release))
+                .with_progress_requests(false);
+            store.put(Prefix::Other, Key(2));
+            let ahead = ListRv::NotOlderThan(store.rev());
+            let out = server.list_named(client, ahead, Key(1), namespaced, &store);
+            assert!(out.is_empty(), "{release}: it waits for the cache");
+            assert_eq!(server.waits_for_freshness(), asks, "{release}, namespaced {namespaced}");
+            assert!(server.can_progress(&store), "{release}: etcd would answer");
+            let answered = server.progress_notify(&store);
+            let [(c, Message::List(Ok(list)))] = answered.as_slice() else {
+                panic!("{release}: progress answers the waiting LIST: {answered:?}");
+            };
+            assert_eq!(
+                (*c, list.rv, list.items.len()),
+                (client, store.rev(), 1),
+                "{release}: the one object"
+            );
+            assert_eq!(list.items[0].key, Key(1));
+        }
+        let mut store = Store::new(TombstonePolicy::DropAtCompaction, None);
+        let mut server = ApiServer::start(ServerId(0), &mut store, 4, Flaws::NONE)
+            .with_release(of("v0.32.13"))
+            .with_progress_requests(false);
+        store.put(Prefix::Other, Key(2));
+        assert!(server.list(client, ListRv::NotOlderThan(store.rev()), &store).is_empty());
+        assert!(!server.waits_for_freshness(), "a whole LIST checks etcd's support");
     }
 
     /// The model's defaults are the newest release's.

@@ -31,6 +31,22 @@ pub struct ClientWatch {
     pub quiet_since_bookmark: bool,
 }
 
+/// A NotOlderThan LIST waiting for the cache to reach `rv` (A2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ListWait {
+    pub rv: Rev,
+    /// A LIST of one name (`metadata.name=<key>`), answered with that object only.
+    pub name: Option<Key>,
+    /// Its wait asks etcd for a progress notification ([`ApiServerRelease::one_key_wait_asks_progress`]).
+    pub asks_progress: bool,
+}
+
+impl ListWait {
+    fn whole(rv: Rev) -> Self {
+        ListWait { rv, name: None, asks_progress: false }
+    }
+}
+
 /// What ingesting from etcd did, for the trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -49,7 +65,7 @@ pub struct ApiServer {
     cache: WatchCache,
     watches: LiteMap<ClientId, ClientWatch>,
     /// NotOlderThan LISTs waiting for the cache (A2, A11: the wait holds no lock and is bounded).
-    waiting_lists: LiteMap<ClientId, Rev>,
+    waiting_lists: LiteMap<ClientId, ListWait>,
     /// A12: streaming lists waiting for the cache to reach the RV they need before their initial
     /// events are sent (bounded too: [`Self::watch_list_wait_expired`]).
     waiting_watch_lists: LiteMap<ClientId, Rev>,
@@ -212,7 +228,7 @@ impl ApiServer {
         &self.watches
     }
 
-    pub fn waiting_lists(&self) -> &LiteMap<ClientId, Rev> {
+    pub fn waiting_lists(&self) -> &LiteMap<ClientId, ListWait> {
         &self.waiting_lists
     }
 
@@ -224,7 +240,7 @@ impl ApiServer {
     /// Whether a request waits for this cache to be fresh: upstream the cache then asks etcd for a
     /// progress notification (its progress requester, KEP-2340), whatever E7's setting.
     pub fn waits_for_freshness(&self) -> bool {
-        !self.waiting_watch_lists.is_empty()
+        !self.waiting_watch_lists.is_empty() || self.waiting_lists.values().any(|w| w.asks_progress)
     }
 
     fn cache_list(&self) -> ListResponse {
@@ -244,7 +260,7 @@ impl ApiServer {
             ListRv::Any => Ok(self.cache_list()),
             ListRv::NotOlderThan(x) if self.cache.rv() >= x => Ok(self.cache_list()),
             ListRv::NotOlderThan(x) => {
-                self.waiting_lists.insert(client, x);
+                self.waiting_lists.insert(client, ListWait::whole(x));
                 return Vec::new();
             }
             ListRv::Consistent if from_cache => Ok(self.cache_list()),
@@ -261,8 +277,9 @@ impl ApiServer {
     /// A LIST with the field selector `metadata.name=<key>` (A2), whole: the LIST's answer holding only
     /// that object ([`ListResponse::named`]); in the namespace (`namespaced`) at an Exact RV with the
     /// list RV its release answers for a read of one key ([`ApiServerRelease::exact_key_list_rv`]).
-    /// Simplified: one that has to wait for the cache (a NotOlderThan ahead of it) is answered whole
-    /// when its wait ends.
+    /// One that has to wait for the cache (a NotOlderThan ahead of it) is answered with the one object
+    /// when its wait ends; in the namespace its wait may ask etcd for progress
+    /// ([`ApiServerRelease::one_key_wait_asks_progress`]).
     pub fn list_named(
         &mut self,
         client: ClientId,
@@ -272,6 +289,13 @@ impl ApiServer {
         store: &Store,
     ) -> Outbox {
         let mut out = self.list(client, rv, store);
+        if let Some(wait) = self.waiting_lists.get_mut(&client) {
+            // A2, E7: the read of one key waits for the cache, answered with the one object; it may
+            // ask etcd for progress where a whole LIST would not.
+            wait.name = Some(key);
+            wait.asks_progress =
+                namespaced && self.release.one_key_wait_asks_progress(self.progress_requests);
+        }
         for (_, message) in &mut out {
             if let Message::List(Ok(list)) = message {
                 *list = list.clone().named(key);
@@ -323,7 +347,7 @@ impl ApiServer {
                 return vec![(client, Message::List(Err(ApiError::TooManyRequests)))];
             }
             if self.cache.rv() < x {
-                self.waiting_lists.insert(client, x);
+                self.waiting_lists.insert(client, ListWait::whole(x));
                 return Vec::new();
             }
             return vec![(client, Message::List(Ok(Self::page(self.cache_list(), limit, None))))];
@@ -374,10 +398,14 @@ impl ApiServer {
         }
         let rv = self.cache.rv();
         let ready: Vec<ClientId> =
-            self.waiting_lists.iter().filter(|(_, x)| **x <= rv).map(|(c, _)| *c).collect();
+            self.waiting_lists.iter().filter(|(_, w)| w.rv <= rv).map(|(c, _)| *c).collect();
         for client in ready {
-            self.waiting_lists.remove(&client);
-            out.push((client, Message::List(Ok(self.cache_list()))));
+            let wait = self.waiting_lists.remove(&client).expect("ready");
+            let list = match wait.name {
+                Some(key) => self.cache_list().named(key),
+                None => self.cache_list(),
+            };
+            out.push((client, Message::List(Ok(list))));
         }
         let ready: Vec<ClientId> =
             self.waiting_watch_lists.iter().filter(|(_, x)| **x <= rv).map(|(c, _)| *c).collect();

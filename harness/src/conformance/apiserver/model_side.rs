@@ -248,8 +248,16 @@ impl ModelServer {
                 return (self.list_answer(out, rv == Rv::Consistent), Vec::new());
             }
             ApiOp::ListNamed { rv, key, namespaced } => {
-                let out = self.server.list_named(LISTER, list_rv(rv), Key(key), namespaced, &self.store);
-                return (self.list_answer(out, rv == Rv::Consistent), Vec::new());
+                let mut out = self.server.list_named(LISTER, list_rv(rv), Key(key), namespaced, &self.store);
+                // A2, E7: a read of one key that waits for the cache and asks etcd for progress
+                // (`ApiServerRelease::one_key_wait_asks_progress`) is answered once etcd's notification
+                // moves the cache, unless the cache's etcd watch is held back.
+                let asks = self.server.waits_for_freshness() && self.server.can_progress(&self.store);
+                if out.is_empty() && !self.held && asks {
+                    out = self.server.progress_notify(&self.store);
+                }
+                let (answer, rest): (Outbox, Outbox) = out.into_iter().partition(|(c, _)| *c == LISTER);
+                return (self.list_answer(answer, rv == Rv::Consistent), rest);
             }
             ApiOp::Continue { limit } => match self.token {
                 Some(token) => {
