@@ -129,7 +129,8 @@ pub struct Fingerprints {
     pub kept_from: Option<usize>,
     /// The most levels made again to judge one, from the last level made or the initial state.
     pub kept_levels: usize,
-    /// Bytes the steps of every level take in memory at the end ([`frontier`]).
+    /// The most bytes the newest level's steps took in memory ([`frontier`]); every level's are in the
+    /// trace, on disk.
     pub steps_bytes: u64,
 }
 
@@ -279,6 +280,7 @@ fn search_in_pool<C: Checkable>(
         let chunk_len = (len / (threads * 8)).clamp(16, 4096);
         let visited_now = &visited;
         let level_now = &level;
+        let trace_now = &parents;
         let chunks: Vec<Chunk> = (0..len.div_ceil(chunk_len))
             .into_par_iter()
             .map(|n| {
@@ -287,7 +289,7 @@ fn search_in_pool<C: Checkable>(
                 if stop.load(Ordering::Relaxed) {
                     return out;
                 }
-                let states = level_now.states(range, symmetry);
+                let states = level_now.states(range, trace_now, symmetry);
                 let mut actions = Vec::new();
                 for (i, state) in states.iter().enumerate() {
                     if stop.load(Ordering::Relaxed) {
@@ -340,6 +342,7 @@ fn search_in_pool<C: Checkable>(
         // The next level: successors in order, each state once.
         let mut new: Vec<(u32, Action)> = Vec::new();
         new_ids.clear();
+        let first = parents.len() as u32;
         'merge: for chunk in &chunks {
             for &(fp, place, action, k) in &chunk.successors {
                 match visited.insert(fp) {
@@ -365,7 +368,7 @@ fn search_in_pool<C: Checkable>(
         drop(chunks);
         progress.states.store(parents.len(), Ordering::Relaxed);
         let width = new.len();
-        level.push(new);
+        level.push(new, first);
         // Made, in order, where it fits: the level's vector takes its whole size as it is filled, and
         // each state what the last level made took a state; otherwise, or once the making finds the
         // memory full, left to be remade from the initial state when judged. A stop leaves the level unfinished, and the search ends with it.
@@ -375,11 +378,12 @@ fn search_in_pool<C: Checkable>(
         let before = resident_bytes();
         let wanted = width <= settings.made_states;
         let fits = !over(limit.map(|l| l.saturating_sub(need)));
-        if wanted && fits && level.make(&mut spare, symmetry, stop, &|| over(limit)) {
+        if wanted && fits && level.make(&mut spare, &parents, symmetry, stop, &|| over(limit)) {
             if let (Some(before), Some(after)) = (before, resident_bytes()) {
                 state_bytes = Some(after.saturating_sub(before).saturating_sub(vector) / width.max(1) as u64);
             }
         } else {
+            level.release_steps();
             if wanted {
                 // Short of memory: the level made before goes too, and levels are made again from the
                 // initial state.

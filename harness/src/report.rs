@@ -103,8 +103,8 @@ pub fn check_text(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
                 let _ = writeln!(
                     out,
                     "  {:<17} from depth {depth} a level that did not fit in memory was kept as the steps \
-                     that reach it and made again when judged (through up to {} levels; the steps of every level \
-                     take {:.1} bytes a state)",
+                     that reach it and made again when judged (through up to {} levels; the newest level's \
+                     steps took at most {:.1} bytes a state in memory, every level's are in the trace)",
                     "",
                     f.kept_levels,
                     f.steps_bytes as f64 / o.states as f64

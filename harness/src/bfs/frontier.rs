@@ -1,10 +1,12 @@
 //! The level of the search being judged and expanded. Every level is kept as the steps that reach it
-//! from the level before (its parent's place there and the action: a few bytes a state, where a made
-//! state takes hundreds), and its states are made while they fit in memory. A level that would not fit
-//! is not made: it is made again, a chunk at a time, whenever it is judged and expanded, from the last
-//! level still made, or, once memory runs short, from the initial state. The same states come in the
-//! same order, so the same successors and the same result; only the time to make them grows, by the
-//! levels above it (whose widths, growing level by level, add up to less than its own).
+//! from the level before: the trace's records on disk ([`Steps`]: each state's parent and the place of
+//! its step among the parent's actions, six bytes a state), and, until the level is made, the newest
+//! level's steps in memory with their actions. Its states are made while they fit in memory. A level
+//! that would not fit is not made: it is made again, a chunk at a time, whenever it is judged and
+//! expanded, from the last level still made, or, once memory runs short, from the initial state, its
+//! steps read back from the trace and each action found again among its parent's. The same states come
+//! in the same order, so the same successors and the same result; only the time to make them grows, by
+//! the levels above it (whose widths, growing level by level, add up to less than its own).
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -13,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use listwatch_model::Action;
 use rayon::prelude::*;
 
+use super::steps::Steps;
 use super::{successor, MEMORY_EVERY};
 use crate::check_model::{CheckState, Checkable};
 
@@ -22,26 +25,32 @@ pub type States<C> = Vec<Option<CheckState<C>>>;
 pub struct Frontier<C: Checkable> {
     /// The initial state, level 0.
     root: States<C>,
-    /// `steps[k]` reaches level k + 1 from level k: (the parent's place in level k, the action), in
-    /// order of the parents.
-    steps: Vec<Vec<(u32, Action)>>,
+    /// `levels[k]`: the numbers of level k's states in the trace (consecutive, in order).
+    levels: Vec<Range<u32>>,
+    /// The steps that reach the current level from the one before, (the parent's place there, the
+    /// action), in order of the parents: held from when the level is found until it is made or left
+    /// unmade; every other level's are read back from the trace.
+    newest: Option<Vec<(u32, Action)>>,
+    /// The most bytes `newest` took.
+    peak_steps_bytes: u64,
     /// The last level made, and its number, unless dropped for memory.
     made: Option<(usize, States<C>)>,
 }
 
 impl<C: Checkable> Frontier<C> {
     pub fn new(init: CheckState<C>) -> Self {
-        Frontier { root: vec![Some(init)], steps: Vec::new(), made: None }
+        let levels = std::iter::once(0..1).collect();
+        Frontier { root: vec![Some(init)], levels, newest: None, peak_steps_bytes: 0, made: None }
     }
 
     /// The current level's number (0: the initial state's).
     fn current(&self) -> usize {
-        self.steps.len()
+        self.levels.len() - 1
     }
 
     /// How many states the current level has.
     pub fn len(&self) -> usize {
-        self.steps.last().map_or(self.root.len(), Vec::len)
+        self.levels.last().map_or(0, ExactSizeIterator::len)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -53,43 +62,93 @@ impl<C: Checkable> Frontier<C> {
         self.current() - self.made.as_ref().map_or(0, |(at, _)| *at)
     }
 
-    /// The bytes the steps take.
+    /// The most bytes the newest level's steps took in memory (the others are on disk, in the trace).
     pub fn steps_bytes(&self) -> u64 {
-        let one = std::mem::size_of::<(u32, Action)>() as u64;
-        self.steps.iter().map(|s| s.capacity() as u64 * one).sum()
+        self.peak_steps_bytes
     }
 
     /// The states at `range` of the current level: borrowed where it is made, made again otherwise.
-    pub fn states(&self, range: Range<usize>, symmetry: bool) -> Cow<'_, [Option<CheckState<C>>]> {
-        self.level(self.current(), range, symmetry)
+    pub fn states(
+        &self,
+        range: Range<usize>,
+        trace: &Steps,
+        symmetry: bool,
+    ) -> Cow<'_, [Option<CheckState<C>>]> {
+        self.level(self.current(), range, trace, symmetry)
     }
 
     /// The states at `range` of level `at`, made from the states of the level before that their steps
     /// start from.
-    fn level(&self, at: usize, range: Range<usize>, symmetry: bool) -> Cow<'_, [Option<CheckState<C>>]> {
+    fn level(
+        &self,
+        at: usize,
+        range: Range<usize>,
+        trace: &Steps,
+        symmetry: bool,
+    ) -> Cow<'_, [Option<CheckState<C>>]> {
         match &self.made {
             _ if at == 0 => return Cow::Borrowed(&self.root[range]),
             Some((made, states)) if *made == at => return Cow::Borrowed(&states[range]),
             _ => {}
         }
-        let steps = &self.steps[at - 1][range];
-        let (Some(first), Some(last)) = (steps.first(), steps.last()) else { return Cow::Owned(Vec::new()) };
-        let from = first.0 as usize;
-        let parents = self.level(at - 1, from..last.0 as usize + 1, symmetry);
+        if let Some(steps) = self.newest.as_ref().filter(|_| at == self.current()) {
+            let steps = &steps[range];
+            let (Some(first), Some(last)) = (steps.first(), steps.last()) else {
+                return Cow::Owned(Vec::new());
+            };
+            let from = first.0 as usize;
+            let parents = self.level(at - 1, from..last.0 as usize + 1, trace, symmetry);
+            return Cow::Owned(
+                steps
+                    .iter()
+                    .map(|&(place, action)| {
+                        parents[place as usize - from].as_ref().map(|p| successor(p, action, symmetry))
+                    })
+                    .collect(),
+            );
+        }
+        // From the trace: each state's parent and the place of its step among the parent's actions,
+        // which are listed again once for each parent (its children are consecutive).
+        let (ids, above) = (&self.levels[at], self.levels[at - 1].start);
+        let records = trace.records(ids.start + range.start as u32..ids.start + range.end as u32);
+        let (Some(first), Some(last)) = (records.first(), records.last()) else {
+            return Cow::Owned(Vec::new());
+        };
+        let from = (first.0 - above) as usize;
+        let parents = self.level(at - 1, from..(last.0 - above) as usize + 1, trace, symmetry);
+        let (mut actions, mut listed) = (Vec::new(), None);
         Cow::Owned(
-            steps
+            records
                 .iter()
-                .map(|&(place, action)| {
-                    parents[place as usize - from].as_ref().map(|p| successor(p, action, symmetry))
+                .map(|&(parent, k)| {
+                    let place = (parent - above) as usize - from;
+                    parents[place].as_ref().map(|p| {
+                        if listed != Some(place) {
+                            actions.clear();
+                            p.sys.actions(&mut actions);
+                            listed = Some(place);
+                        }
+                        successor(p, actions[usize::from(k)], symmetry)
+                    })
                 })
                 .collect(),
         )
     }
 
-    /// The next level, as the steps that reach it from the current one (in order of their parents).
-    pub fn push(&mut self, next: Vec<(u32, Action)>) {
+    /// The next level, as the steps that reach it from the current one (in order of their parents),
+    /// its states numbered from `first` in the trace.
+    pub fn push(&mut self, next: Vec<(u32, Action)>, first: u32) {
         debug_assert!(next.windows(2).all(|w| w[0].0 <= w[1].0), "parents in order");
-        self.steps.push(next);
+        let bytes = (next.capacity() * std::mem::size_of::<(u32, Action)>()) as u64;
+        self.peak_steps_bytes = self.peak_steps_bytes.max(bytes);
+        self.levels.push(first..first + next.len() as u32);
+        self.newest = Some(next);
+    }
+
+    /// Let the newest level's steps go from memory (a level left unmade): they are read back from the
+    /// trace.
+    pub fn release_steps(&mut self) {
+        self.newest = None;
     }
 
     /// Drop the level made: levels are made again from the initial state from here on.
@@ -106,6 +165,7 @@ impl<C: Checkable> Frontier<C> {
     pub fn make(
         &mut self,
         spare: &mut States<C>,
+        trace: &Steps,
         symmetry: bool,
         stop: &AtomicBool,
         full: &(dyn Fn() -> bool + Sync),
@@ -121,20 +181,19 @@ impl<C: Checkable> Frontier<C> {
             }
             given_up.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed)
         };
-        let steps = &self.steps[at - 1];
-        if self.kept() == 1 {
+        if let (1, Some(steps)) = (self.kept(), &self.newest) {
             // From the level made: each state from its parent, as the search always made a level.
             let this = &*self;
             steps
                 .par_iter()
                 .enumerate()
                 .map(|(i, &(place, action))| {
-                    let parent = this.level(at - 1, place as usize..place as usize + 1, symmetry);
+                    let parent = this.level(at - 1, place as usize..place as usize + 1, trace, symmetry);
                     parent[0].as_ref().filter(|_| !check(i)).map(|p| successor(p, action, symmetry))
                 })
                 .collect_into_vec(spare);
         } else {
-            let len = steps.len();
+            let len = self.len();
             let chunk = (len / (rayon::current_num_threads() * 8)).clamp(16, 4096);
             let parts: Vec<States<C>> = (0..len.div_ceil(chunk))
                 .into_par_iter()
@@ -143,12 +202,13 @@ impl<C: Checkable> Frontier<C> {
                     if check(range.start) {
                         return vec![None; range.len()];
                     }
-                    self.states(range, symmetry).into_owned()
+                    self.states(range, trace, symmetry).into_owned()
                 })
                 .collect();
             spare.clear();
             spare.extend(parts.into_iter().flatten());
         }
+        self.newest = None;
         if given_up.into_inner() {
             drop_states(std::mem::take(spare));
             return false;

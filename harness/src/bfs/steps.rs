@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
 /// The bytes of one record: the parent's number (u32) and the step's place among its actions (u16).
@@ -72,8 +73,22 @@ impl Steps {
             file.read_exact_at(&mut record, (id * RECORD) as u64)
                 .unwrap_or_else(|e| panic!("the search's trace file cannot be read back: {e}"));
         }
-        let parent = u32::from_le_bytes([record[0], record[1], record[2], record[3]]);
-        (parent, u16::from_le_bytes([record[4], record[5]]))
+        decode(&record)
+    }
+
+    /// The records of states `ids`, in order: those on disk in one read.
+    pub fn records(&self, ids: Range<u32>) -> Vec<(u32, u16)> {
+        let (start, end) = (ids.start as usize, ids.end as usize);
+        let mut bytes = vec![0; (end - start) * RECORD];
+        let on_disk = self.written.clamp(start, end) - start;
+        if let (Some(file), true) = (&self.file, on_disk > 0) {
+            file.read_exact_at(&mut bytes[..on_disk * RECORD], (start * RECORD) as u64)
+                .unwrap_or_else(|e| panic!("the search's trace file cannot be read back: {e}"));
+        }
+        let from = (start + on_disk).saturating_sub(self.written) * RECORD;
+        let rest = bytes.len() - on_disk * RECORD;
+        bytes[on_disk * RECORD..].copy_from_slice(&self.buffer[from..from + rest]);
+        bytes.chunks_exact(RECORD).map(decode).collect()
     }
 
     /// Writes the buffer out; on a failed write (a full disk), the file's records come back into memory and
@@ -101,6 +116,12 @@ impl Steps {
     }
 }
 
+/// A record's parent and step.
+fn decode(record: &[u8]) -> (u32, u16) {
+    let parent = u32::from_le_bytes([record[0], record[1], record[2], record[3]]);
+    (parent, u16::from_le_bytes([record[4], record[5]]))
+}
+
 impl Default for Steps {
     fn default() -> Self {
         Self::new()
@@ -121,8 +142,13 @@ mod tests {
         }
         assert_eq!(steps.len(), n);
         assert_eq!(steps.disk_bytes(), (3 * BUFFER) as u64, "all but the last records on disk");
+        let record = |i: u32| (i.wrapping_mul(2_654_435_761), (i % 65_521) as u16);
         for i in [0, 1, 777, (BUFFER / RECORD) as u32, (3 * BUFFER / RECORD) as u32, n as u32 - 1] {
-            assert_eq!(steps.get(i), (i.wrapping_mul(2_654_435_761), (i % 65_521) as u16), "record {i}");
+            assert_eq!(steps.get(i), record(i), "record {i}");
+        }
+        let edge = (3 * BUFFER / RECORD) as u32;
+        for ids in [0..3, edge - 2..edge, edge - 2..edge + 3, edge..edge + 4, 5..n as u32, 7..7] {
+            assert_eq!(steps.records(ids.clone()), ids.clone().map(record).collect::<Vec<_>>(), "{ids:?}");
         }
     }
 }
