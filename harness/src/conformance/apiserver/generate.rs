@@ -81,10 +81,10 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
     let relisted =
         (draws.relist && held.is_none() && relist.chance(1, 8)).then(|| relist.below(len as u64) as usize);
     // Watches that last until the server's timeout ends them (A9): one in eight of those from a
-    // revision etcd has, from a stream of draws of its own, so that up to the first the sequence is as
-    // without them. Each lasts a second of the run's time. Not from the future, whose wait for the RV
-    // is not what is compared here, nor from "0" or unset, which over HTTP may be a consistent
-    // streaming list waiting for a fresh cache.
+    // revision etcd has, or from "0" or unset without bookmarks, from a stream of draws of its own, so
+    // that up to the first the sequence is as without them. Each lasts a second of the run's time. Not
+    // from the future, whose wait for the RV is not what is compared here, nor from "0" or unset with
+    // bookmarks, which over HTTP may be a consistent streaming list waiting for a fresh cache (A12).
     let mut timeouts = Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x3a9);
     // One whole LIST in three becomes a LIST of one name by field selector, with the same RV: in the
     // namespace or across namespaces, from a stream of draws of its own (a LIST changes nothing the
@@ -106,9 +106,9 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
             ops.push(op);
         }
         let mut op = draw(&mut rng, &model, draws);
-        if let ApiOp::Watch { from, timeout, .. } = &mut op {
+        if let ApiOp::Watch { from, bookmarks, timeout, .. } = &mut op {
             let drawn = timeouts.chance(1, 8);
-            *timeout = drawn && draws.timeouts && from.is_some_and(|x| x <= model.store.rev().0);
+            *timeout = drawn && draws.timeouts && may_time_out(*from, *bookmarks, &model);
         }
         if let ApiOp::List { rv, limit: None } = op {
             if named.chance(1, 3) && draws.named {
@@ -121,6 +121,12 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
         ops.push(op);
     }
     ApiSequence::new(Some(seed), Some(index), ops)
+}
+
+/// Whether a watch may be one that lasts until its timeout: from a revision etcd has, or from "0" (or
+/// unset) as a plain watch, without bookmarks.
+fn may_time_out(from: Option<u32>, bookmarks: bool, model: &ModelServer) -> bool {
+    from.map_or(!bookmarks, |x| x <= model.store.rev().0)
 }
 
 /// The start of a held cache: the hold, a write (so that the cache is behind etcd), and a request
@@ -305,11 +311,12 @@ mod tests {
     }
 
     /// Timed watches come from a stream of their own: up to the first a sequence is the one drawn
-    /// without them; each is from a revision etcd had, and about one watch in eight of those is one.
+    /// without them; each is from a revision etcd had, or from "0" or unset without bookmarks, and
+    /// about one watch in eight of those is one; some are from "0".
     #[test]
     fn a_timed_watch_leaves_the_operations_before_it_as_they_were() {
         let untimed = Draws { timeouts: false, ..ALL };
-        let (mut timed, mut eligible) = (0, 0);
+        let (mut timed, mut eligible, mut from_zero) = (0, 0, 0);
         for i in 0..400 {
             let with = sequence(9, i, 30, ALL);
             let without = sequence(9, i, 30, untimed).ops;
@@ -318,16 +325,18 @@ mod tests {
             assert_eq!(with.ops[..before], without[..before], "sequence {i}");
             let mut model = ModelServer::new(ModelSetup::storage(true));
             for op in &with.ops {
-                if let ApiOp::Watch { from, timeout, .. } = op {
-                    let from_etcd = from.is_some_and(|x| x <= model.store.rev().0);
-                    assert!(!timeout || from_etcd, "sequence {i}: {op} is not from a revision etcd has");
-                    eligible += usize::from(from_etcd);
+                if let ApiOp::Watch { from, bookmarks, timeout, .. } = op {
+                    let may = may_time_out(*from, *bookmarks, &model);
+                    assert!(!timeout || may, "sequence {i}: {op} is from the future or may stream a list");
+                    eligible += usize::from(may);
                     timed += usize::from(*timeout);
+                    from_zero += usize::from(*timeout && from.is_none());
                 }
                 model.step(op);
             }
         }
         assert!(timed * 12 > eligible && timed * 5 < eligible, "{timed} timed of {eligible}");
+        assert!(from_zero > 0 && from_zero < timed, "{from_zero} of {timed} timed watches from \"0\"");
     }
 
     /// A LIST of one name takes the place of a whole LIST with the same RV, and nothing else changes;
