@@ -1,7 +1,6 @@
 package listwatchtest
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 )
@@ -16,19 +15,14 @@ func TestKnownPropertiesAreLoggedNotFailed(t *testing.T) {
 		{Property: "converges", Seed: 9},
 	}
 	c := Campaign{Known: map[string]string{"no-needless-relist": "client-go's"}}
-	var failed, logged []string
-	record := func(to *[]string) func(string, ...any) {
-		return func(format string, args ...any) { *to = append(*to, fmt.Sprintf(format, args...)) }
-	}
-	c.report(failures, record(&failed), record(&logged))
+	failed, logged := c.report(failures)
 	if len(failed) != 1 || !strings.HasPrefix(failed[0], "converges broken by seed 7 (and 1 more seeds: [9]): d2") {
 		t.Fatalf("failed: %q", failed)
 	}
 	if len(logged) != 1 || !strings.HasPrefix(logged[0], "no-needless-relist broken by seed 5 (and 1 more seeds: [6]), known (client-go's): d1") {
 		t.Fatalf("logged: %q", logged)
 	}
-	failed, logged = nil, nil
-	Campaign{}.report(failures, record(&failed), record(&logged))
+	failed, logged = Campaign{}.report(failures)
 	if len(failed) != 2 || len(logged) != 0 {
 		t.Fatalf("with nothing known every property fails: failed %q, logged %q", failed, logged)
 	}

@@ -53,6 +53,10 @@ type Campaign struct {
 	Known map[string]string
 	// Out is where shrunk failures are written: $LISTWATCH_OUT, or a directory under os.TempDir().
 	Out string
+
+	// Manager says the test registers a client manager ([RunManager], which sets it): each seed's
+	// world then has one, and no other client.
+	Manager bool
 }
 
 // Failure is one property a campaign found broken: its first seed, shrunk into a trace file that
@@ -85,12 +89,25 @@ func Run(t *testing.T, client Client, c Campaign) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.report(failures, t.Errorf, t.Logf)
+	c.tell(t, failures)
 }
 
-// report tells fail of each property broken and log of each known one (Campaign.Known), once per
-// property: its first seed, shrunk into a trace, with the seeds after it counted.
-func (c Campaign) report(failures []Failure, fail, log func(format string, args ...any)) {
+// tell fails t with each property broken and logs each known one, at the line of t's test that
+// called Run (or RunManager).
+func (c Campaign) tell(t *testing.T, failures []Failure) {
+	t.Helper()
+	broken, known := c.report(failures)
+	for _, m := range broken {
+		t.Error(m)
+	}
+	for _, m := range known {
+		t.Log(m)
+	}
+}
+
+// report says each property broken, and apart each known one (Campaign.Known), once per property:
+// its first seed, shrunk into a trace, with the seeds after it counted.
+func (c Campaign) report(failures []Failure) (broken, known []string) {
 	others := map[string][]uint64{}
 	for _, f := range failures {
 		if f.Trace == "" {
@@ -105,14 +122,15 @@ func (c Campaign) report(failures []Failure, fail, log func(format string, args 
 		if n := len(others[f.Property]); n > 0 {
 			also = fmt.Sprintf(" (and %d more seeds: %v)", n, others[f.Property])
 		}
-		tell := fail
+		to := &broken
 		if why, ok := c.Known[f.Property]; ok {
-			tell = log
+			to = &known
 			also += fmt.Sprintf(", known (%s)", why)
 		}
-		tell("%s broken by seed %d%s: %s\n\ttrace (%d steps): %s\n\tlistwatch show %s\n\tlistwatch replay %s",
-			f.Property, f.Seed, also, f.Detail, f.Steps, f.Trace, f.Trace, f.Trace)
+		*to = append(*to, fmt.Sprintf("%s broken by seed %d%s: %s\n\ttrace (%d steps): %s\n\tlistwatch show %s\n\tlistwatch replay %s",
+			f.Property, f.Seed, also, f.Detail, f.Steps, f.Trace, f.Trace, f.Trace))
 	}
+	return broken, known
 }
 
 // Simulate runs the campaign on the client of test (a test of this package's test binary that
@@ -192,6 +210,9 @@ func lastLine(s string) string {
 // clientSpec is the `--client` that names test in the package at dir with the campaign's options.
 func (c Campaign) clientSpec(dir, test string) string {
 	spec := "go:" + dir + ",test=" + test
+	if c.Manager {
+		return spec + ",manager"
+	}
 	if c.Waiters > 0 {
 		spec += ",waiters=" + strconv.Itoa(c.Waiters)
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // command is one line of the harness's input.
@@ -37,6 +38,10 @@ type command struct {
 	WatchErrorHandler bool    `json:"watch_error_handler"`
 	Data              string  `json:"data"`
 	Ms                float64 `json:"ms"`
+	// Manager starts a manager session (RunManager) in place of a client's; Cluster is the
+	// cluster a manager session's `sync` answers the first list of.
+	Manager *managerStart `json:"manager"`
+	Cluster int           `json:"cluster"`
 }
 
 func parse(line []byte) (command, error) {
@@ -68,6 +73,10 @@ func parse(line []byte) (command, error) {
 	case "fire", "advance":
 		if c.Ms < 0 {
 			return c, fmt.Errorf("%s: ms %g is negative", c.Cmd, c.Ms)
+		}
+	case "sync":
+		if c.Cluster < 0 {
+			return c, fmt.Errorf("sync: cluster %d is negative", c.Cluster)
 		}
 	case "line", "open", "end", "break", "refuse", "stop", "hold", "release":
 	default:
@@ -148,11 +157,21 @@ type Clients func(mode string) (Client, error)
 // one client, inside a testing/synctest bubble of that test. The process must also run with
 // GOMAXPROCS=1 and GODEBUG=randautoseed=0,randseednop=0, as listwatch starts it.
 func Serve(t *testing.T, clients Clients) {
-	serve(t, os.Stdin, os.Stdout, os.Exit, clients)
+	serveOn(t, served{clients: clients})
+}
+
+// served is what a process serves: clients by mode, or a manager (RunManager).
+type served struct {
+	clients Clients
+	manager Manager
+}
+
+func serveOn(t *testing.T, what served) {
+	serve(t, os.Stdin, os.Stdout, os.Exit, what)
 }
 
 // serve runs the protocol on in and out until in ends. exit is os.Exit in the program.
-func serve(t *testing.T, in io.Reader, out io.Writer, exit func(int), clients Clients) {
+func serve(t *testing.T, in io.Reader, out io.Writer, exit func(int), what served) {
 	setup()
 	o := &output{w: out}
 	sv := &server{in: bufio.NewReaderSize(in, 1<<16), out: o, exit: exit}
@@ -170,7 +189,14 @@ func serve(t *testing.T, in io.Reader, out io.Writer, exit func(int), clients Cl
 		if c.Cmd != "start" {
 			sv.fatal(2, fmt.Sprintf("%s: no session is running (start one first)", c.Cmd))
 		}
-		client, err := clients(c.Mode)
+		if (c.Manager != nil) != (what.manager != nil) {
+			sv.fatal(2, "start: this test serves "+what.kind()+", and the session asks for "+map[bool]string{true: "a manager", false: "a client"}[c.Manager != nil])
+		}
+		if c.Manager != nil {
+			sv.managerSession(t, c, what.manager)
+			continue
+		}
+		client, err := what.clients(c.Mode)
 		if err != nil {
 			sv.fatal(2, "start: "+err.Error())
 		}
@@ -204,10 +230,11 @@ func seedRand(seed uint64) error {
 	return nil
 }
 
-// session runs one session in its own bubble, from its start to its stop.
-func (sv *server) session(t *testing.T, start command, client Client) {
+// inBubble runs one session, run, in a bubble of its own with math/rand seeded by seed, from its
+// start to its stop: a panic that escapes it, or a bubble that fails, ends the process.
+func (sv *server) inBubble(t *testing.T, seed uint64, run func()) {
 	sv.dog.begin("start")
-	if err := seedRand(start.Seed); err != nil {
+	if err := seedRand(seed); err != nil {
 		sv.fatal(1, err.Error())
 	}
 	synctest.Test(t, func(t *testing.T) {
@@ -217,6 +244,18 @@ func (sv *server) session(t *testing.T, start command, client Client) {
 				sv.fatal(1, fmt.Sprintf("panic: %v", r))
 			}
 		}()
+		run()
+	})
+	if t.Failed() {
+		sv.fatal(1, "the session's bubble failed (see stderr)")
+	}
+	sv.out.line(map[string]bool{"stopped": true})
+	sv.dog.end()
+}
+
+// session runs one session of client in its own bubble, from its start to its stop.
+func (sv *server) session(t *testing.T, start command, client Client) {
+	sv.inBubble(t, start.Seed, func() {
 		s := &session{}
 		handlerPanics.expect(start.PanicOnce)
 		defer handlerPanics.expect(false)
@@ -250,9 +289,54 @@ func (sv *server) session(t *testing.T, start command, client Client) {
 			}
 		}
 	})
-	if t.Failed() {
-		sv.fatal(1, "the session's bubble failed (see stderr)")
+}
+
+func (w served) kind() string {
+	if w.manager != nil {
+		return "a manager (RunManager)"
 	}
-	sv.out.line(map[string]bool{"stopped": true})
+	return "a client (Run)"
+}
+
+// managerSession runs one manager session in its own bubble, from its start to its stop: after
+// each command, once the bubble is still, it replies with the requests' traces.
+func (sv *server) managerSession(t *testing.T, start command, m Manager) {
+	sv.inBubble(t, start.Seed, func() {
+		s := &managerSession{}
+		sv.dog.explaining(s.explain)
+		defer sv.dog.explaining(nil)
+		if err := s.begin(*start.Manager, m); err != nil {
+			sv.fatal(1, fmt.Sprintf("start: %v", err))
+		}
+		sv.replyManager(s, "start")
+		for {
+			c := sv.next()
+			sv.dog.begin(c.Cmd)
+			switch c.Cmd {
+			case "stop":
+				s.shutdown()
+				return
+			case "sync":
+				if err := s.sync(c.Cluster); err != nil {
+					sv.fatal(2, err.Error())
+				}
+			case "advance":
+				time.Sleep(time.Duration(c.Ms * float64(time.Millisecond)))
+			default:
+				sv.fatal(2, c.Cmd+": a manager session takes sync, advance and stop")
+			}
+			sv.replyManager(s, c.Cmd)
+		}
+	})
+}
+
+// replyManager waits for the bubble to go still and replies with the session's state.
+func (sv *server) replyManager(s *managerSession, cmd string) {
+	synctest.Wait()
+	r, err := s.reply()
+	if err != nil {
+		sv.fatal(1, cmd+": "+err.Error())
+	}
+	sv.out.line(r)
 	sv.dog.end()
 }

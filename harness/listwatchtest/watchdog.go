@@ -26,6 +26,17 @@ type watchdog struct {
 	stallAfter time.Duration
 	out        *output
 	exit       func(int)
+	// explain, when set, says more of a stall on locks than the goroutines' frames: a manager
+	// session names the requests that wait and those that hold the locks.
+	// The line then also carries, as "state", what explain returns second: the session's reply.
+	explain func(stall) (string, any)
+}
+
+// explaining sets (or, with nil, clears) how a stall on locks is explained.
+func (w *watchdog) explaining(f func(stall) (string, any)) {
+	w.mu.Lock()
+	w.explain = f
+	w.mu.Unlock()
 }
 
 func (w *watchdog) begin(what string) {
@@ -52,7 +63,7 @@ func (w *watchdog) run() {
 	for {
 		time.Sleep(tick)
 		w.mu.Lock()
-		busy, gen, what := w.busy, w.gen, w.what
+		busy, gen, what, explain := w.busy, w.gen, w.what, w.explain
 		w.mu.Unlock()
 		now := time.Now()
 		if !busy || gen != seen {
@@ -68,6 +79,12 @@ func (w *watchdog) run() {
 				first = &st
 			case first.same(st) && now.Sub(since) >= 2*w.stallAfter:
 				key, text := st.report()
+				if key == "blocked" && explain != nil {
+					why, state := explain(st)
+					w.out.last(map[string]any{key: oneLine(fmt.Sprintf("%s: blocked on a lock synctest cannot see: %s", what, why)), "state": state})
+					w.exit(3)
+					return
+				}
 				w.out.last(map[string]string{key: oneLine(fmt.Sprintf("%s: %s", what, text))})
 				w.exit(3)
 				return
@@ -100,9 +117,13 @@ func allStacks() string {
 // stall is what keeps a bubble from going still: its goroutines that run (or wait to) and those
 // blocked on a lock, each as "goroutine N (state) in FUNC at FILE:LINE".
 type stall struct {
-	spinning []string
-	blocked  []string
-	ids      []string // the goroutines', in order: the same stall at two looks has the same ones
+	spinning   []string
+	blocked    []string
+	blockedIDs []string // the blocked goroutines' numbers, as blocked
+	ids        []string // the goroutines', in order: the same stall at two looks has the same ones
+	// frames are every goroutine's of the bubble, by number, durably blocked or not: where a
+	// goroutine that holds the lock the others wait for is.
+	frames map[string][]string
 }
 
 func (s stall) empty() bool { return len(s.spinning) == 0 && len(s.blocked) == 0 }
@@ -129,7 +150,14 @@ func stalled(stacks string) stall {
 	for _, block := range strings.Split(stacks, "\n\n") {
 		lines := strings.Split(strings.TrimSpace(block), "\n")
 		m := goroutineHeader.FindStringSubmatch(lines[0])
-		if m == nil || !strings.Contains(m[2], "synctest bubble") || strings.Contains(m[2], "(durable)") {
+		if m == nil || !strings.Contains(m[2], "synctest bubble") {
+			continue
+		}
+		if st.frames == nil {
+			st.frames = map[string][]string{}
+		}
+		st.frames[m[1]] = lines[1:]
+		if strings.Contains(m[2], "(durable)") {
 			continue
 		}
 		state := strings.TrimSpace(strings.Split(m[2], ",")[0])
@@ -140,6 +168,7 @@ func stalled(stacks string) stall {
 			st.ids = append(st.ids, m[1])
 		case strings.HasPrefix(state, "sync.") || strings.HasPrefix(state, "semacquire"):
 			st.blocked = append(st.blocked, where)
+			st.blockedIDs = append(st.blockedIDs, m[1])
 			st.ids = append(st.ids, m[1])
 		}
 	}
@@ -149,9 +178,26 @@ func stalled(stacks string) stall {
 // userFrame is the first frame outside the runtime and the standard sync packages, as
 // "pkg.FUNC at FILE:LINE" (the package's name and the file's base name).
 func userFrame(frames []string) string {
+	if f := frameOutside(frames, "runtime.", "internal/", "sync."); f != "" {
+		return f
+	}
+	return "an unknown function"
+}
+
+// ownFrame is the first frame of the code under test: outside the standard library's runtime,
+// sync, time and context, client-go and apimachinery, and this package ("" if none is).
+func ownFrame(frames []string) string {
+	return frameOutside(frames, "runtime.", "internal/", "sync.", "time.", "context.", "k8s.io/", "sigs.k8s.io/", "listwatch.dev/listwatchtest.", "created by ")
+}
+
+func frameOutside(frames []string, prefixes ...string) string {
 	for i := 0; i+1 < len(frames); i += 2 {
 		fn := frames[i]
-		if strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "internal/") || strings.HasPrefix(fn, "sync.") {
+		skip := false
+		for _, p := range prefixes {
+			skip = skip || strings.HasPrefix(fn, p)
+		}
+		if skip {
 			continue
 		}
 		if j := strings.LastIndex(fn, "("); j > 0 {
@@ -167,7 +213,7 @@ func userFrame(frames []string) string {
 		}
 		return fn + " at " + file
 	}
-	return "an unknown function"
+	return ""
 }
 
 // stuckLimit is 10 s of real time, or LISTWATCH_SHIM_STUCK_MS.

@@ -24,3 +24,20 @@ func TestWatchdog(t *testing.T) {
 		t.Fatal("the watchdog did not fire")
 	}
 }
+
+// The frame a lock's holder is in is its own code's, past client-go's and the runtime's.
+func TestOwnFrameSkipsLibraries(t *testing.T) {
+	frames := []string{
+		"runtime.gopark(0x0?, 0x0?, 0x0?, 0x0?, 0x0?)", "\t/usr/local/go/src/runtime/proc.go:460 +0xce",
+		"k8s.io/apimachinery/pkg/util/wait.PollImmediateUntil(...)", "\t/m/k8s.io/apimachinery/pkg/util/wait/poll.go:70",
+		"k8s.io/client-go/tools/cache.WaitForCacheSync(0xc0001, {0xc0002, 0x1, 0x1})", "\t/m/k8s.io/client-go/tools/cache/shared_informer.go:330 +0x4d",
+		"example.com/mgr.(*Manager).Get(0xc0003, {0x1, 0x2}, {0x3, 0x9})", "\t/src/mgr/manager.go:42 +0x1a5",
+		"created by example.com/mgr.Start in goroutine 7", "\t/src/mgr/start.go:9 +0x6e",
+	}
+	if got := ownFrame(frames); got != "mgr.(*Manager).Get at manager.go:42" {
+		t.Fatalf("ownFrame: %q", got)
+	}
+	if got := ownFrame(frames[:6]); got != "" {
+		t.Fatalf("ownFrame of library frames only: %q", got)
+	}
+}
