@@ -10,7 +10,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use listwatch_model::{Action, Client, ClientId, Config, ModelClient, Observed, System};
+use listwatch_model::manager::{ClusterManager, Manager};
+use listwatch_model::{Action, Client, ClientId, Clients, Config, ModelClient, Observed, System};
 use listwatch_properties::{violation, witnessed, Monitor, Property};
 use stateright::Model;
 
@@ -18,21 +19,21 @@ use stateright::Model;
 ///
 /// `depth` is how many steps the state was first reached in; it is not part of the state's identity.
 #[derive(Clone, Debug)]
-pub struct CheckState<C = ModelClient> {
-    pub sys: System<C>,
+pub struct CheckState<C = ModelClient, M = Manager> {
+    pub sys: System<C, M>,
     pub monitor: Monitor,
     pub depth: usize,
 }
 
-impl<C: PartialEq> PartialEq for CheckState<C> {
+impl<C: PartialEq, M: PartialEq> PartialEq for CheckState<C, M> {
     fn eq(&self, other: &Self) -> bool {
         self.sys == other.sys && self.monitor == other.monitor
     }
 }
 
-impl<C: Eq> Eq for CheckState<C> {}
+impl<C: Eq, M: Eq> Eq for CheckState<C, M> {}
 
-impl<C: Hash> Hash for CheckState<C> {
+impl<C: Hash, M: Hash> Hash for CheckState<C, M> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.sys.hash(state);
         self.monitor.hash(state);
@@ -48,7 +49,17 @@ impl CheckState {
 impl<C: Client> CheckState<C> {
     /// The initial state with clients made by `make`.
     pub fn start_with(config: Config, make: impl FnMut(ClientId) -> C) -> Self {
-        let (sys, seen) = System::start_with(config, make);
+        Self::of(System::start_with(config, make))
+    }
+}
+
+impl<C: Client, M: ClusterManager> CheckState<C, M> {
+    /// The initial state of a run of `config` with `clients`' clients and manager.
+    pub fn start_clients<K: Clients<C = C, M = M>>(clients: &K, config: Config, seed: u64) -> Self {
+        Self::of(clients.start(config, seed))
+    }
+
+    fn of((sys, seen): (System<C, M>, Vec<Observed>)) -> Self {
         let monitor = Monitor::new(&sys, &seen);
         CheckState { sys, monitor, depth: 0 }
     }

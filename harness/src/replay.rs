@@ -1,6 +1,6 @@
 //! Judging a list of actions: the verdict of a trace, and whether a corpus file still reproduces.
 
-use listwatch_model::{Action, ClientId, Clients, Config, Flaws, ModelReflector, System};
+use listwatch_model::{Action, Clients, Config, Flaws, ModelReflector, System};
 use listwatch_properties::{first_violation, Frame, Violation};
 
 use crate::check_model::CheckState;
@@ -56,7 +56,7 @@ pub fn first_disabled<K: Clients>(
     config: Config,
     actions: &[Action],
 ) -> Result<Option<usize>, String> {
-    let (mut sys, _) = System::start_with(config, |id| clients.make(&config, seed, id));
+    let (mut sys, _) = clients.start(config, seed);
     if let Some(why) = sys.gone() {
         return Err(format!("at the start: {why}"));
     }
@@ -81,7 +81,7 @@ struct Walk {
 }
 
 fn walk<K: Clients>(clients: &K, seed: u64, config: Config, actions: &[Action]) -> Result<Walk, String> {
-    let mut state = CheckState::start_with(config, |id: ClientId| clients.make(&config, seed, id));
+    let mut state = CheckState::start_clients(clients, config, seed);
     let mut taken = Vec::with_capacity(actions.len());
     if let Some(why) = state.sys.gone() {
         return Err(format!("at the start: {why}"));

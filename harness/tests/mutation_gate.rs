@@ -37,7 +37,8 @@ use listwatch_harness::scope::{self, worlds, Scope};
 use listwatch_harness::sim::campaign::{self, Campaign, Summary};
 use listwatch_harness::sim::run::{run_seed, run_seed_with, End, Run};
 use listwatch_harness::tracefile::{Trace, Verdict};
-use listwatch_model::{ClientId, Clients, Config, Flaw, Flaws, ModelClient, ModelReflector};
+use listwatch_model::manager::Manager;
+use listwatch_model::{ClientId, Clients, Config, Flaw, Flaws, ManagerConfig, ModelClient, ModelReflector};
 use listwatch_properties::{judge_frames, Property, Violation};
 
 const LIMITS: Limits = Limits {
@@ -213,11 +214,15 @@ struct OverTheWire;
 
 impl Clients for OverTheWire {
     type C = ModelClient;
+    type M = Manager;
     fn name(&self) -> String {
         "model".into()
     }
     fn make(&self, config: &Config, _seed: u64, _id: ClientId) -> ModelClient {
         ModelClient::new(config.reflector, config.flaws)
+    }
+    fn make_manager(&self, config: &Config, _seed: u64, m: ManagerConfig) -> Manager {
+        Manager::new(m.clusters, m.requests, config.flaws)
     }
     fn over_the_wire(&self) -> bool {
         true

@@ -17,9 +17,12 @@ use std::fmt;
 
 use crate::api::{ApiError, Message, WatchEnd, WatchEvent};
 use crate::cache::{Cache, CacheOp, Notification};
-use crate::config::Config;
+use crate::config::{Config, ManagerConfig};
 use crate::flaw::{Flaw, Flaws};
+use crate::manager::{ClusterManager, Manager};
+use crate::observe::Observed;
 use crate::reflector::{Output, Phase, Reflector, ReflectorConfig, Timer};
+use crate::system::System;
 use crate::types::{ClientId, Key, Millis, Rev};
 
 /// What reaches a client.
@@ -150,12 +153,29 @@ pub trait Client: fmt::Debug {
 /// reflector the configuration asks for, fresh for every run it executes.
 pub trait Clients {
     type C: Client;
+    /// The client manager of a run whose configuration has one: the model's ([`Manager`]), or a
+    /// user's own under test.
+    type M: ClusterManager;
     /// The name trace files and reports give this client (`model`, `kube-runtime,waiters=1`): the spec
     /// the command line reads back.
     fn name(&self) -> String;
     /// A fresh client for reflector `id` of a run of `config`; `seed` is the run's seed (0 when a run has
     /// none), from which a client with randomness of its own draws it.
     fn make(&self, config: &Config, seed: u64, id: ClientId) -> Self::C;
+    /// A fresh client manager for a run of `config`, which has `manager`.
+    fn make_manager(&self, config: &Config, seed: u64, manager: ManagerConfig) -> Self::M;
+    /// The initial state of a run of `config` with these clients (and manager), each started, and what
+    /// was observed while starting.
+    fn start(&self, config: Config, seed: u64) -> (System<Self::C, Self::M>, Vec<Observed>)
+    where
+        Self: Sized,
+    {
+        System::start_managed(
+            config,
+            |id| self.make(&config, seed, id),
+            |m| self.make_manager(&config, seed, m),
+        )
+    }
     /// Whether the client reads Kubernetes' real wire, so that the simulator also draws the wire's own
     /// faults for it (a watch line that does not decode).
     fn over_the_wire(&self) -> bool {
@@ -165,6 +185,11 @@ pub trait Clients {
     /// consumer for it.
     fn consumer_lever(&self) -> bool {
         true
+    }
+    /// Whether what is under test is the client manager ([`Self::make_manager`]): the simulator then
+    /// draws worlds with a manager and no reflectors.
+    fn manager_under_test(&self) -> bool {
+        false
     }
 }
 
@@ -181,8 +206,12 @@ impl Clients for ModelReflector {
     fn name(&self) -> String {
         Self::NAME.to_string()
     }
+    type M = Manager;
     fn make(&self, config: &Config, _seed: u64, _id: ClientId) -> ModelClient {
         ModelClient::new(config.reflector, config.flaws)
+    }
+    fn make_manager(&self, config: &Config, _seed: u64, m: ManagerConfig) -> Manager {
+        Manager::new(m.clusters, m.requests, config.flaws)
     }
     fn consumer_lever(&self) -> bool {
         true

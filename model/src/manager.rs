@@ -75,12 +75,58 @@ pub enum Step {
     Done(Outcome),
 }
 
-/// A request as a lock and wait tracer sees it ([`Manager::trace`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A request as a lock and wait tracer sees it ([`ClusterManager::trace`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RequestTrace {
     pub held: Option<LockMode>,
     pub wait: Option<(ClusterId, Option<Millis>)>,
-    pub done: bool,
+    /// How it ended; `None` while it is unanswered.
+    pub outcome: Option<Outcome>,
+}
+
+/// A multi-cluster client manager as the system steps it (C8): the model's [`Manager`], or a user's
+/// own under test. Its requests are fixed when it starts, request `i` for cluster `i % clusters`
+/// ([`Manager::new`]); the system sees each through [`Self::trace`], as a lock and wait tracer would.
+pub trait ClusterManager: fmt::Debug {
+    fn cluster_count(&self) -> u8;
+    fn request_count(&self) -> u8;
+    /// Whether [`Self::step`] would move request `id` (a manager whose requests run on their own,
+    /// as a user's goroutines do, has no such step: always false).
+    fn can_step(&self, id: RequestId) -> bool;
+    fn step(&mut self, id: RequestId);
+    /// Whether the sync-wait bound of time ([`Manager::SYNC_WAIT_MS`]) may pass now.
+    fn can_pass_time(&self) -> bool;
+    fn pass_time(&mut self);
+    /// Whether a cluster's first list may be answered now: an informer lists it and it is reachable.
+    fn can_sync(&self, cluster: ClusterId) -> bool;
+    fn sync(&mut self, cluster: ClusterId);
+    fn is_paused(&self, cluster: ClusterId) -> bool;
+    fn pause(&mut self, cluster: ClusterId);
+    fn resume(&mut self, cluster: ClusterId);
+    fn trace(&self, id: RequestId) -> RequestTrace;
+    /// Why the manager can take no step any more (a user's that can never go on), if so.
+    fn halted(&self) -> Option<String> {
+        None
+    }
+    /// Why the manager's own machinery is gone (a process that died): an error, not a verdict.
+    fn gone(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The ids of a manager's requests.
+pub fn request_ids(m: &impl ClusterManager) -> impl Iterator<Item = RequestId> {
+    (0..m.request_count()).map(RequestId)
+}
+
+/// The ids of a manager's clusters.
+pub fn cluster_ids(m: &impl ClusterManager) -> impl Iterator<Item = ClusterId> {
+    (0..m.cluster_count()).map(ClusterId)
+}
+
+/// The cluster request `id` asks for (request `i` asks for cluster `i % clusters`).
+pub fn cluster_of(clusters: u8, id: RequestId) -> ClusterId {
+    ClusterId(id.0 % clusters.max(1))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -105,7 +151,7 @@ impl Manager {
     pub fn new(clusters: u8, requests: u8, flaws: Flaws) -> Self {
         let clusters = clusters.max(1);
         let requests = (0..requests)
-            .map(|i| ManagerRequest { cluster: ClusterId(i % clusters), step: Step::WantRead })
+            .map(|i| ManagerRequest { cluster: cluster_of(clusters, RequestId(i)), step: Step::WantRead })
             .collect();
         Manager {
             readers: 0,
@@ -158,11 +204,14 @@ impl Manager {
         }
     }
 
-    /// What a lock and wait tracer sees of a request: the lock it holds, the wait it is in, whether it
+    /// What a lock and wait tracer sees of a request: the lock it holds, the wait it is in, how it
     /// ended.
     pub fn trace(&self, id: RequestId) -> RequestTrace {
-        let done = self.request(id).is_some_and(|r| matches!(r.step, Step::Done(_)));
-        RequestTrace { held: self.held(id), wait: self.wait(id), done }
+        let outcome = self.request(id).and_then(|r| match r.step {
+            Step::Done(o) => Some(o),
+            _ => None,
+        });
+        RequestTrace { held: self.held(id), wait: self.wait(id), outcome }
     }
 
     /// How long the correct manager waits for a cache to sync before the request times out.
@@ -270,5 +319,44 @@ impl Manager {
 
     pub fn resume(&mut self, cluster: ClusterId) {
         self.paused.remove(&cluster);
+    }
+}
+
+impl ClusterManager for Manager {
+    fn cluster_count(&self) -> u8 {
+        self.clusters
+    }
+    fn request_count(&self) -> u8 {
+        self.requests.len() as u8
+    }
+    fn can_step(&self, id: RequestId) -> bool {
+        Manager::can_step(self, id)
+    }
+    fn step(&mut self, id: RequestId) {
+        Manager::step(self, id)
+    }
+    fn can_pass_time(&self) -> bool {
+        Manager::can_pass_time(self)
+    }
+    fn pass_time(&mut self) {
+        Manager::pass_time(self)
+    }
+    fn can_sync(&self, cluster: ClusterId) -> bool {
+        Manager::can_sync(self, cluster)
+    }
+    fn sync(&mut self, cluster: ClusterId) {
+        Manager::sync(self, cluster)
+    }
+    fn is_paused(&self, cluster: ClusterId) -> bool {
+        Manager::is_paused(self, cluster)
+    }
+    fn pause(&mut self, cluster: ClusterId) {
+        Manager::pause(self, cluster)
+    }
+    fn resume(&mut self, cluster: ClusterId) {
+        Manager::resume(self, cluster)
+    }
+    fn trace(&self, id: RequestId) -> RequestTrace {
+        Manager::trace(self, id)
     }
 }

@@ -13,7 +13,9 @@ use crate::action::{Action, Fault};
 use crate::api::{ApiError, Message, WatchEvent};
 use crate::client::{Client, Effect, Input, ModelClient};
 use crate::config::{Config, FaultKind};
-use crate::manager::{Manager, Outcome, RequestId, RequestTrace, Step};
+use crate::manager::{
+    cluster_ids, cluster_of, request_ids, ClusterManager, Manager, Outcome, RequestId, RequestTrace,
+};
 use crate::network::Network;
 use crate::observe::{ClientView, Observed};
 use crate::reflector::{Reflector, Timer};
@@ -44,19 +46,19 @@ impl std::fmt::Display for NotEnabled {
 impl std::error::Error for NotEnabled {}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct System<C = ModelClient> {
+pub struct System<C = ModelClient, M = Manager> {
     config: Config,
     store: Store,
     servers: Vec<ApiServer>,
     network: Network,
     clients: Vec<C>,
-    manager: Option<Manager>,
+    manager: Option<M>,
     budget: Budget,
 }
 
 /// Everything but the configuration, which is the same in every state of a run: a checker hashes a
 /// state for every step it explores. Equal systems still hash alike.
-impl<C: std::hash::Hash> std::hash::Hash for System<C> {
+impl<C: std::hash::Hash, M: std::hash::Hash> std::hash::Hash for System<C, M> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         let System { config: _, store, servers, network, clients, manager, budget } = self;
         (store, servers, network, clients, manager, budget).hash(state);
@@ -82,8 +84,21 @@ impl System<ModelClient> {
 }
 
 impl<C: Client> System<C> {
-    /// The initial state with `config.reflectors` clients made by `make`, each started.
+    /// The initial state with `config.reflectors` clients made by `make`, each started, and the
+    /// model's client manager.
     pub fn start_with(config: Config, make: impl FnMut(ClientId) -> C) -> (Self, Vec<Observed>) {
+        Self::start_managed(config, make, |m| Manager::new(m.clusters, m.requests, config.flaws))
+    }
+}
+
+impl<C: Client, M: ClusterManager> System<C, M> {
+    /// [`System::start_with`], with the client manager (where the configuration has one) made by
+    /// `manager`: a user's own under test in place of the model's.
+    pub fn start_managed(
+        config: Config,
+        make: impl FnMut(ClientId) -> C,
+        manager: impl FnOnce(crate::config::ManagerConfig) -> M,
+    ) -> (Self, Vec<Observed>) {
         let mut store = Store::new(config.tombstones, config.etcd_watch_buffer);
         let servers = (0..config.servers.max(1))
             .map(|i| {
@@ -94,7 +109,7 @@ impl<C: Client> System<C> {
             })
             .collect();
         let clients = (0..config.reflectors).map(ClientId).map(make).collect();
-        let manager = config.manager.map(|m| Manager::new(m.clusters, m.requests, config.flaws));
+        let manager = config.manager.map(manager);
         let budget = Budget {
             writes: config.writes,
             foreign_writes: config.foreign_writes,
@@ -106,9 +121,15 @@ impl<C: Client> System<C> {
             System { config, store, servers, network: Network::default(), clients, manager, budget };
         let mut seen = Vec::new();
         if let Some(m) = &system.manager {
-            seen.extend(
-                m.requests().map(|(request, r)| Observed::ManagerRequested { request, cluster: r.cluster }),
-            );
+            let clusters = m.cluster_count();
+            seen.extend(request_ids(m).map(|request| Observed::ManagerRequested {
+                request,
+                cluster: cluster_of(clusters, request),
+            }));
+            // A manager whose requests run on their own may have moved them already.
+            for id in request_ids(m) {
+                Self::report_manager_change(m, id, RequestTrace::default(), &mut seen);
+            }
         }
         for i in 0..system.clients.len() {
             system.clients[i].start();
@@ -133,7 +154,7 @@ impl<C: Client> System<C> {
         &self.network
     }
 
-    pub fn manager(&self) -> Option<&Manager> {
+    pub fn manager(&self) -> Option<&M> {
         self.manager.as_ref()
     }
 
@@ -182,7 +203,19 @@ impl<C: Client> System<C> {
     /// Why a client's own machinery is gone, naming the client, if one's is ([`Client::gone`]): drivers
     /// stop with it as an error.
     pub fn gone(&self) -> Option<String> {
-        self.client_ids().find_map(|c| self.client(c).gone().map(|why| format!("{c}: {why}")))
+        let manager = || self.manager.as_ref()?.gone().map(|why| format!("the client manager: {why}"));
+        self.client_ids()
+            .find_map(|c| self.client(c).gone().map(|why| format!("{c}: {why}")))
+            .or_else(manager)
+    }
+
+    /// Why a client, or the client manager, can take no step any more, naming it, if one cannot
+    /// ([`Client::halted`], [`ClusterManager::halted`]): a run ends there.
+    pub fn halted(&self) -> Option<String> {
+        let manager = || self.manager.as_ref()?.halted().map(|why| format!("the client manager: {why}"));
+        self.client_ids()
+            .find_map(|c| self.client(c).halted().map(|why| format!("{c}: {why}")))
+            .or_else(manager)
     }
 
     /// What a client shows (the observation surface).
@@ -431,7 +464,7 @@ impl<C: Client> System<C> {
             }
         }
         if let Some(m) = &self.manager {
-            for (id, _) in m.requests() {
+            for id in request_ids(m) {
                 if m.can_step(id) {
                     out.push(Action::ManagerStep(id));
                 }
@@ -439,7 +472,7 @@ impl<C: Client> System<C> {
             if m.can_pass_time() {
                 out.push(Action::ManagerTime);
             }
-            for cluster in m.clusters() {
+            for cluster in cluster_ids(m) {
                 if m.can_sync(cluster) {
                     out.push(Action::ClusterSync(cluster));
                 }
@@ -603,7 +636,7 @@ impl<C: Client> System<C> {
     }
 
     fn manager_step(&mut self, id: RequestId, seen: &mut Vec<Observed>) {
-        self.manager_change(id, seen, Manager::step);
+        self.manager_change(id, seen, M::step);
     }
 
     /// The manager's sync-wait bound of model time passes ([`Manager::pass_time`]): a tracer sees the
@@ -614,7 +647,7 @@ impl<C: Client> System<C> {
             return;
         }
         seen.push(Observed::ManagerTime { after_ms: Manager::SYNC_WAIT_MS });
-        let before: Vec<(RequestId, RequestTrace)> = m.requests().map(|(id, _)| (id, m.trace(id))).collect();
+        let before: Vec<(RequestId, RequestTrace)> = request_ids(m).map(|id| (id, m.trace(id))).collect();
         m.pass_time();
         for (id, was) in before {
             Self::report_manager_change(m, id, was, seen);
@@ -623,21 +656,16 @@ impl<C: Client> System<C> {
 
     /// Change one manager request and say what a lock and wait tracer would see of it: the locks it
     /// took or released, the waits it entered (with their bound) or left, and how it ended.
-    fn manager_change(
-        &mut self,
-        id: RequestId,
-        seen: &mut Vec<Observed>,
-        change: fn(&mut Manager, RequestId),
-    ) {
+    fn manager_change(&mut self, id: RequestId, seen: &mut Vec<Observed>, change: fn(&mut M, RequestId)) {
         let Some(m) = &mut self.manager else { return };
         let was = m.trace(id);
         change(m, id);
         Self::report_manager_change(m, id, was, seen);
     }
 
-    fn report_manager_change(m: &Manager, id: RequestId, was: RequestTrace, seen: &mut Vec<Observed>) {
-        let RequestTrace { held, wait, done: was_done } = was;
-        let RequestTrace { held: now_held, wait: now_wait, .. } = m.trace(id);
+    fn report_manager_change(m: &M, id: RequestId, was: RequestTrace, seen: &mut Vec<Observed>) {
+        let RequestTrace { held, wait, outcome: was_done } = was;
+        let RequestTrace { held: now_held, wait: now_wait, outcome } = m.trace(id);
         if held != now_held {
             if let Some(mode) = held {
                 seen.push(Observed::LockReleased { request: id, mode });
@@ -654,11 +682,10 @@ impl<C: Client> System<C> {
                 seen.push(Observed::WaitEntered { request: id, cluster, bound_ms });
             }
         }
-        let Some(r) = m.request(id) else { return };
-        if let (false, Step::Done(outcome)) = (was_done, r.step) {
+        if let (None, Some(outcome)) = (was_done, outcome) {
             seen.push(Observed::ManagerDone {
                 request: id,
-                cluster: r.cluster,
+                cluster: cluster_of(m.cluster_count(), id),
                 served: outcome == Outcome::Served,
             });
         }

@@ -8,6 +8,7 @@
 
 use litemap::LiteMap;
 
+use listwatch_model::manager::ClusterManager;
 use listwatch_model::store::Store;
 use listwatch_model::{Client, ClientId, ClientView, Key, Object, Rev, System};
 
@@ -96,7 +97,7 @@ pub trait Observations {
     }
 }
 
-impl<C: Client> Observations for System<C> {
+impl<C: Client, M: ClusterManager> Observations for System<C, M> {
     type Truth = Store;
 
     fn clients(&self) -> u8 {

@@ -98,7 +98,10 @@ pub fn run<K: Clients>(c: &Campaign, k: &K) -> Result<Summary, String> {
         summary.not_judged.sort_by_key(|(p, _)| *p as usize);
         let (what, detail) = match &run.end {
             End::Rest => (None, String::new()),
-            End::Broke(v) => (Some(v.property.name().to_string()), v.to_string()),
+            End::Broke(v) => {
+                let then = run.halted.as_ref().map(|why| format!("; then {why}")).unwrap_or_default();
+                (Some(v.property.name().to_string()), format!("{v}{then}"))
+            }
             End::Halted(why) => (Some("halted".to_string()), why.clone()),
             End::Gone(why) => return Err(format!("{}: seed {seed}, {why}", k.name())),
             End::NoRest => {

@@ -9,6 +9,8 @@ use listwatch_model::{
     ProgressNotify, ReflectorConfig, ServerId, System, TombstonePolicy,
 };
 
+use listwatch_model::manager::{ClusterManager, Manager};
+
 use super::rng::Rng;
 
 /// The kinds of step a seed weighs.
@@ -105,8 +107,8 @@ pub struct Draw {
 
 /// What the weights depend on in one state, worked out once per step.
 #[derive(Debug)]
-pub struct Now<'a, C: Client = ModelClient> {
-    sys: &'a System<C>,
+pub struct Now<'a, C: Client = ModelClient, M = Manager> {
+    sys: &'a System<C, M>,
     watched_writes_left: bool,
     writes_left: bool,
     /// Faults wait (only with `late_faults`).
@@ -143,7 +145,7 @@ impl Narrowing {
 
 impl Draw {
     /// What the weights of this seed depend on in `sys`.
-    pub fn now<'a, C: Client>(&self, sys: &'a System<C>) -> Now<'a, C> {
+    pub fn now<'a, C: Client, M: ClusterManager>(&self, sys: &'a System<C, M>) -> Now<'a, C, M> {
         let b = sys.budget();
         let writes_left = b.writes > 0 || b.foreign_writes > 0;
         Now {
@@ -178,6 +180,30 @@ impl Draw {
         if self.config.fault_kinds == FaultKinds::NONE {
             self.config.faults = 0;
         }
+    }
+
+    /// For a client manager under test: every seed's world has one, of two or three clusters (one can
+    /// then be unreachable while another serves), and nothing else (no reflectors, and no writes,
+    /// compactions or revokes, which only reflectors would see); a cluster may become unreachable,
+    /// once or twice. The manager's clusters are abstract (C8): its clusters' servers are the
+    /// client's own.
+    pub fn manager_only(&mut self) {
+        let drawn = self.config.manager.unwrap_or(ManagerConfig { clusters: 2, requests: 3 });
+        let manager = ManagerConfig { clusters: drawn.clusters.clamp(2, 3), requests: drawn.requests.max(2) };
+        self.config.manager = Some(manager);
+        self.config.reflectors = 0;
+        self.config.writes = 0;
+        self.config.foreign_writes = 0;
+        self.config.compactions = 0;
+        self.config.lease_revokes = 0;
+        let pause = FaultKind::PauseCluster;
+        self.config.fault_kinds = FaultKinds::NONE.with(pause);
+        self.config.faults = 1 + self.seed as u8 % 2;
+        for kind in FaultKind::ALL {
+            self.weights[StepKind::Fault(kind).index()] = 0;
+        }
+        self.weights[StepKind::Fault(pause).index()] = 8;
+        self.late_faults = false;
     }
 
     /// Draw a world and a fault mix from `seed`, with `flaws` on. The generator goes on to pick the steps.
@@ -345,7 +371,7 @@ impl Draw {
     }
 
     /// How often `action` is picked when enabled in the state `now` describes.
-    pub fn weight<C: Client>(&self, action: &Action, now: &Now<C>) -> u32 {
+    pub fn weight<C: Client, M: ClusterManager>(&self, action: &Action, now: &Now<C, M>) -> u32 {
         match action {
             Action::Fault(Fault::EvictCache(s) | Fault::RelistCache(s) | Fault::RestartServer(s))
                 if !self.fault_targets[usize::from(s.0) % 8] =>

@@ -2,6 +2,7 @@
 //! reflector to rest with its cache equal to the truth. Every state is judged by the same properties as
 //! the exhaustive checker.
 
+use listwatch_model::manager::{cluster_ids, request_ids, ClusterManager};
 use listwatch_model::{Action, Client, Clients, FaultKind, ModelReflector, Observed, System};
 use listwatch_properties::{
     first_violation, violation, witnessed, Monitor, Observations, Property, Violation,
@@ -74,6 +75,9 @@ pub struct Run {
     pub tally: Tally,
     /// The properties the clients cannot be judged by, each with why ([`Client::not_judged`]).
     pub not_judged: Vec<(Property, &'static str)>,
+    /// Why a client or the client manager could go no further, where the run ended so (after a
+    /// property broke, too: a manager whose requests wait on a lock for ever says who holds it).
+    pub halted: Option<String>,
 }
 
 /// Run one seed for `safety_steps` steps of the safety phase, then heal for at most `heal_limit`.
@@ -103,8 +107,11 @@ pub fn run_seed_in<K: Clients>(
 ) -> Run {
     let (mut draw, mut rng) = Draw::new_with(seed, flaws, clients.over_the_wire(), clients.consumer_lever());
     draw.restrict(narrowing);
+    if clients.manager_under_test() {
+        draw.manager_only();
+    }
     let config = draw.config;
-    let (mut sys, seen) = System::start_with(config, |id| clients.make(&config, seed, id));
+    let (mut sys, seen) = clients.start(config, seed);
     let mut monitor = Monitor::new(&sys, &seen);
     let not_judged = sys.not_judged();
     let mut runner = Runner {
@@ -117,7 +124,14 @@ pub fn run_seed_in<K: Clients>(
     runner.count(&seen);
     if let Some(why) = sys.gone() {
         let (tally, end) = (runner.tally, End::Gone(format!("at the start: {why}")));
-        return Run { draw, actions: Vec::new(), end, broken: Vec::new(), tally, not_judged };
+        return Run { draw, actions: Vec::new(), end, broken: Vec::new(), tally, not_judged, halted: None };
+    }
+    // A client manager under test runs as it starts: its first state may break a property already.
+    runner.judge(&sys, &monitor);
+    if let Some(why) = sys.halted() {
+        let Runner { tally, broken, .. } = runner;
+        let end = broken.first().map_or(End::Halted(why.clone()), |(first, _)| End::Broke(first.clone()));
+        return Run { draw, actions: Vec::new(), end, broken, tally, not_judged, halted: Some(why) };
     }
     // The state the heal step leaves is judged like any other.
     let end = runner
@@ -133,7 +147,7 @@ pub fn run_seed_in<K: Clients>(
         }
         (end, None) => end,
     };
-    Run { draw, actions, end, broken, tally, not_judged }
+    Run { draw, actions, end, broken, tally, not_judged, halted: sys.halted() }
 }
 
 struct Runner<'a> {
@@ -147,9 +161,9 @@ struct Runner<'a> {
 
 impl Runner<'_> {
     /// Safety phase: steps drawn by weight among all enabled ones. `Some` if the run ended early.
-    fn safety<C: Client>(
+    fn safety<C: Client, M: ClusterManager>(
         &mut self,
-        sys: &mut System<C>,
+        sys: &mut System<C, M>,
         monitor: &mut Monitor,
         rng: &mut Rng,
         steps: u32,
@@ -169,9 +183,9 @@ impl Runner<'_> {
 
     /// Heal phase: no faults; time passes (a timer fires, a bookmark arrives) only when nothing else
     /// can happen, so that the system settles if it can.
-    fn heal<C: Client>(
+    fn heal<C: Client, M: ClusterManager>(
         &mut self,
-        sys: &mut System<C>,
+        sys: &mut System<C, M>,
         monitor: &mut Monitor,
         rng: &mut Rng,
         limit: u32,
@@ -204,7 +218,12 @@ impl Runner<'_> {
         }
     }
 
-    fn step<C: Client>(&mut self, sys: &mut System<C>, monitor: &mut Monitor, action: Action) -> Option<End> {
+    fn step<C: Client, M: ClusterManager>(
+        &mut self,
+        sys: &mut System<C, M>,
+        monitor: &mut Monitor,
+        action: Action,
+    ) -> Option<End> {
         if let Action::Fault(f) = &action {
             self.tally.faults[f.kind() as usize] += 1;
         }
@@ -221,12 +240,11 @@ impl Runner<'_> {
             }
         }
         self.judge(sys, monitor);
-        let halted = sys.client_ids().find_map(|c| sys.client(c).halted().map(|why| format!("{c}: {why}")));
-        halted.map(End::Halted)
+        sys.halted().map(End::Halted)
     }
 
     /// Every property not broken yet that this state breaks, the first one as the checker finds it.
-    fn judge<C: Client>(&mut self, sys: &System<C>, monitor: &Monitor) {
+    fn judge<C: Client, M: ClusterManager>(&mut self, sys: &System<C, M>, monitor: &Monitor) {
         let step = self.actions.len();
         if self.broken.is_empty() {
             if let Some(v) = first_violation(sys, monitor) {
@@ -262,15 +280,15 @@ impl Runner<'_> {
 
 /// Every reflector at rest (watching with nothing in flight, or stopped), the environment quiet and
 /// settled, and the client manager with nothing left to do.
-pub fn at_rest<C: Client>(sys: &System<C>) -> bool {
+pub fn at_rest<C: Client, M: ClusterManager>(sys: &System<C, M>) -> bool {
     if !(sys.quiet() && sys.settled()) {
         return false;
     }
     let reflectors_rest = sys.client_ids().all(|c| sys.view(c).resting());
     let manager_rest = sys.manager().is_none_or(|m| {
-        m.requests().all(|(id, _)| !m.can_step(id))
+        request_ids(m).all(|id| !m.can_step(id))
             && !m.can_pass_time()
-            && m.clusters().all(|c| !m.can_sync(c) && !m.is_paused(c))
+            && cluster_ids(m).all(|c| !m.can_sync(c) && !m.is_paused(c))
     });
     reflectors_rest && manager_rest
 }

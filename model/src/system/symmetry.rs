@@ -14,7 +14,7 @@ use crate::action::{Action, Fault};
 use crate::client::Client;
 use crate::types::ServerId;
 
-impl<C: Client> System<C> {
+impl<C: Client, M> System<C, M> {
     /// Whether renaming the API servers maps every behaviour to a behaviour: more than one server,
     /// and E7's progress notifications on all of them or on none.
     pub fn servers_symmetric(&self) -> bool {

@@ -221,6 +221,9 @@ pub struct ClientGo {
     /// For a Go user's client ([`Lists::Go`]): the package directory and the test that registers
     /// it; `binary` is then that package's test binary.
     pub go: Option<GoTest>,
+    /// A Go user's client manager (`go:DIR,test=NAME,manager`, a test that calls
+    /// `listwatchtest.RunManager`) is under test, in place of the model's.
+    pub manager: bool,
 }
 
 /// A test of a Go user's package that registers a client with `listwatchtest.Run`.
@@ -253,6 +256,7 @@ impl ClientGo {
             pager_rv: None,
             pager_match: None,
             go: None,
+            manager: false,
         };
         vec![
             named(
@@ -516,6 +520,9 @@ impl ClientGo {
             s.push_str(",watch-error-handler");
         }
         s.push_str(&self.pager_options());
+        if self.manager {
+            s.push_str(",manager");
+        }
         s
     }
 

@@ -1,5 +1,6 @@
 //! A Go user's own client: `go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N][,slow-handler][,watch-error-handler]` names a test in the Go package
-//! at DIR that registers its code with the `listwatchtest` package (`harness/listwatchtest`). The
+//! at DIR that registers its code with the `listwatchtest` package (`harness/listwatchtest`);
+//! `go:DIR,test=NAME,manager` one that registers a client manager (`listwatchtest.RunManager`). The
 //! package's test binary serves listwatch's protocol for that test, as the client-go shim does for
 //! its modes: the same processes, bubbles and replies. The binary is the one `LISTWATCH_GO_TEST_BINARY`
 //! names (a `go test` run of `listwatchtest.Run` sets it to itself), or `go test -c` of DIR.
@@ -11,7 +12,7 @@ use crate::config::{handlers_option, seconds_option, waiters_option, ClientGo, G
 
 /// The spec [`parse`] reads.
 const USAGE: &str =
-    "go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N][,slow-handler][,watch-error-handler]";
+    "go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N][,slow-handler][,watch-error-handler] or go:DIR,test=NAME,manager";
 
 /// The configuration a `go:` spec names, its test binary built.
 pub fn parse(spec: &str) -> Result<ClientGo, String> {
@@ -39,6 +40,7 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
         pager_rv: None,
         pager_match: None,
         go: None,
+        manager: false,
     };
     let mut test = None;
     for option in parts {
@@ -52,6 +54,7 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
             Some(("handlers", n)) => config.handlers = handlers_option(spec, n)?,
             None if option == "slow-handler" => config.slow_handler = true,
             None if option == "watch-error-handler" => config.watch_error_handler = true,
+            None if option == "manager" => config.manager = true,
             _ => {
                 return Err(format!(
                     "{spec:?}: unknown option {option:?} (expected {USAGE}; test names the Go test that calls listwatchtest.Run)"
@@ -60,6 +63,17 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
         }
     }
     let test = test.ok_or_else(|| format!("{spec:?}: which test? (expected {USAGE})"))?;
+    let reflector_options = config.waiters != WAITERS
+        || config.timeout_secs.is_some()
+        || config.resync_secs.is_some()
+        || config.handlers != 1
+        || config.slow_handler
+        || config.watch_error_handler;
+    if config.manager && reflector_options {
+        return Err(format!(
+            "{spec:?}: a manager takes no client options (expected go:DIR,test=NAME,manager)"
+        ));
+    }
     if !Path::new(&dir).is_dir() {
         return Err(format!("{spec:?}: {dir} is not a directory (expected the Go package's directory)"));
     }
@@ -143,6 +157,9 @@ mod tests {
         assert!(parse("go:.").unwrap_err().contains("which test?"));
         assert!(parse("go:/nonexistent/pkg,test=TestX").unwrap_err().contains("is not a directory"));
         assert!(parse("go:.,test=TestX,page=3").unwrap_err().contains("unknown option"));
+        assert!(parse("go:.,test=TestX,manager,waiters=2")
+            .unwrap_err()
+            .contains("a manager takes no client options"));
     }
 
     /// The options a `go:` spec takes spell themselves back in the same order.
@@ -157,5 +174,14 @@ mod tests {
         let go = GoTest { dir: "/src/myctl".to_string(), test: "TestMine".to_string() };
         let config = ClientGo { go: Some(go), ..config };
         assert_eq!(config.spec(), "go:/src/myctl,test=TestMine,resync=10s,handlers=2,slow-handler");
+    }
+
+    /// A manager's spec spells `,manager` back, and its clients make the Go manager, not the model's.
+    #[test]
+    fn a_manager_spec_spells_itself_back() {
+        let go = GoTest { dir: "/src/mgr".to_string(), test: "TestManager".to_string() };
+        let config = ClientGo { go: Some(go), manager: true, ..ClientGo::all_named().remove(0) };
+        assert_eq!(config.spec(), "go:/src/mgr,test=TestManager,manager");
+        assert!(listwatch_model::Clients::manager_under_test(&config));
     }
 }

@@ -12,15 +12,19 @@
 pub mod client;
 pub mod config;
 pub mod go_package;
+pub mod manager;
 pub mod process;
 
 pub use client::ClientGoClient;
 pub use config::ClientGo;
+pub use manager::{GoManager, Managed};
 
-use listwatch_model::{ClientId, Clients, Config};
+use listwatch_model::manager::Manager;
+use listwatch_model::{ClientId, Clients, Config, ManagerConfig};
 
 impl Clients for ClientGo {
     type C = ClientGoClient;
+    type M = Managed;
     fn name(&self) -> String {
         self.spec()
     }
@@ -28,6 +32,17 @@ impl Clients for ClientGo {
         // A world whose reflectors list in pages has client-go list in pages of the same size.
         let world = ClientGo { page_size: config.reflector.page_size.map(u32::from), ..self.clone() };
         ClientGoClient::new(world, seed ^ (u64::from(id.0) << 56))
+    }
+    /// A Go user's manager (`go:DIR,test=NAME,manager`), or the model's.
+    fn make_manager(&self, config: &Config, seed: u64, m: ManagerConfig) -> Managed {
+        if self.manager {
+            Managed::Go(GoManager::start(self, m, seed))
+        } else {
+            Managed::Model(Manager::new(m.clusters, m.requests, config.flaws))
+        }
+    }
+    fn manager_under_test(&self) -> bool {
+        self.manager
     }
     fn over_the_wire(&self) -> bool {
         true

@@ -1,7 +1,8 @@
 //! A reflector under test as the `Clients` of listwatch's drivers: the one thing that turns an
 //! [`UnderTest`] (kube-runtime, or your own) into the clients of a world.
 
-use listwatch_model::{ClientId, Clients, Config};
+use listwatch_model::manager::Manager;
+use listwatch_model::{ClientId, Clients, Config, ManagerConfig};
 
 use crate::client::Harnessed;
 use crate::under_test::UnderTest;
@@ -13,11 +14,15 @@ pub struct Kube<U>(pub U);
 
 impl<U: UnderTest + Clone> Clients for Kube<U> {
     type C = Harnessed<U>;
+    type M = Manager;
     fn name(&self) -> String {
         self.0.name()
     }
     fn make(&self, config: &Config, seed: u64, id: ClientId) -> Harnessed<U> {
         Harnessed::new(self.0.for_world(config), seed ^ (u64::from(id.0) << 56))
+    }
+    fn make_manager(&self, config: &Config, _seed: u64, m: ManagerConfig) -> Manager {
+        Manager::new(m.clusters, m.requests, config.flaws)
     }
     fn over_the_wire(&self) -> bool {
         true
