@@ -128,12 +128,18 @@ impl ModelServer {
         step
     }
 
+    /// Whether etcd's progress notification moves the cache now (E7): someone asks for one (`asks`),
+    /// the cache's etcd watch is not held back, and etcd has progress to tell.
+    fn progress_due(&self, asks: bool) -> bool {
+        asks && !self.held && self.server.can_progress(&self.store)
+    }
+
     fn barrier(&mut self, step: &mut ApiStep) {
         while !self.held && self.server.can_ingest(&self.store) {
             let (_, out) = self.server.ingest(&mut self.store);
             self.file(out, step);
         }
-        if !self.held && self.setup.progress_requests && self.server.can_progress(&self.store) {
+        if self.progress_due(self.setup.progress_requests) {
             let out = self.server.progress_notify(&self.store);
             self.file(out, step);
         }
@@ -252,8 +258,7 @@ impl ModelServer {
                 // A2, E7: a read of one key that waits for the cache and asks etcd for progress
                 // (`ApiServerRelease::one_key_wait_asks_progress`) is answered once etcd's notification
                 // moves the cache, unless the cache's etcd watch is held back.
-                let asks = self.server.waits_for_freshness() && self.server.can_progress(&self.store);
-                if out.is_empty() && !self.held && asks {
+                if out.is_empty() && self.progress_due(self.server.waits_for_freshness()) {
                     out = self.server.progress_notify(&self.store);
                 }
                 let (answer, rest): (Outbox, Outbox) = out.into_iter().partition(|(c, _)| *c == LISTER);
