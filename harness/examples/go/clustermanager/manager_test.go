@@ -37,10 +37,10 @@ func getHoldingLock(m *Manager, ctx context.Context, cluster string) error {
 	return err
 }
 
-// TestManager: the fixed manager holds every property, on 200 seeds (each a world of two or three
+// TestManager: the fixed manager holds every property, on 2,000 seeds (each a world of two or three
 // clusters and up to four requests, a cluster unreachable once or twice).
 func TestManager(t *testing.T) {
-	listwatchtest.RunManager(t, manager(get), listwatchtest.Campaign{Seeds: 200})
+	listwatchtest.RunManager(t, manager(get), listwatchtest.Campaign{Seeds: 2000})
 }
 
 // campaign is the buggy manager's: every seed breaks it at its start, and each takes a fraction of a
