@@ -33,6 +33,13 @@
 // A property that something the code does not own is known to break (its client-go release, say)
 // goes in Campaign.Known with why: Run logs its seeds and traces instead of failing the test.
 //
+// Code that serves its callers from the caches of many clusters (a multi-cluster client manager)
+// registers a [Manager] with [RunManager]: listwatch makes its requests, decides when each
+// cluster's first list is answered and which cluster is unreachable, and judges whether every
+// request is answered and whether a request holds a lock while it waits with no bound, as the code
+// shows through [ManagerEnv.Locked] and [ManagerEnv.Waiting]. A request blocked on a sync.Mutex is
+// a verdict naming the waiter and the holder, never a hang.
+//
 // The package builds against any client-go from v0.15; it uses the client-go of the module that
 // imports it.
 package listwatchtest
