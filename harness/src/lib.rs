@@ -7,6 +7,7 @@
 pub mod action_text;
 pub mod bfs;
 pub mod bounded;
+pub mod check_merge;
 pub mod check_model;
 pub mod checker;
 pub mod cli;

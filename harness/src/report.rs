@@ -16,6 +16,8 @@ pub struct Run {
     pub flaws: Flaws,
     pub search: Search,
     pub limits: Limits,
+    /// Which of the scope's worlds, as `check --shard K/N` picks them: (1, 1) for all.
+    pub shard: (u64, u64),
 }
 use crate::trace::render;
 use crate::tracefile::{Trace, Verdict as TraceVerdict};
@@ -65,10 +67,14 @@ pub fn check_text(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "listwatch check: scope {}, flaws: {}, checker {}",
+        "listwatch check: scope {}, flaws: {}, checker {}{}",
         run.scope.name(),
         run.flaws,
-        search_name(run.search)
+        search_name(run.search),
+        match run.shard {
+            (1, 1) => String::new(),
+            (k, n) => format!(", shard {k}/{n} of its worlds"),
+        }
     );
     for (w, o) in worlds.iter().zip(outcomes) {
         let _ = writeln!(
@@ -183,7 +189,13 @@ pub fn check_json(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
                 .and_then(|v| v.counterexample.as_ref())
                 .map_or("null".to_string(), |(actions, v)| {
                     let steps: Vec<String> = actions.iter().map(|a| js(&a.to_string())).collect();
-                    format!("{{\"message\":{},\"trace\":[{}]}}", js(&v.to_string()), steps.join(","))
+                    let world = broken.map_or("", |i| worlds[i].name);
+                    format!(
+                        "{{\"world\":{},\"message\":{},\"trace\":[{}]}}",
+                        js(world),
+                        js(&v.to_string()),
+                        steps.join(",")
+                    )
                 });
             format!(
                 "{{\"property\":{},\"holds\":{holds},\"witnessed\":{},\"violation\":{}}}",
@@ -194,8 +206,12 @@ pub fn check_json(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
         })
         .collect();
     let flaws: Vec<String> = run.flaws.iter().map(|f| js(f.name())).collect();
+    let shard = match run.shard {
+        (1, 1) => String::new(),
+        (k, n) => format!(",\"shard\":[{k},{n}]"),
+    };
     format!(
-        "{{\"scope\":{},\"flaws\":[{}],\"checker\":{},\"worlds\":[{}],\"properties\":[{}]}}",
+        "{{\"scope\":{},\"flaws\":[{}],\"checker\":{}{shard},\"worlds\":[{}],\"properties\":[{}]}}",
         js(run.scope.name()),
         flaws.join(","),
         js(search_name(run.search)),

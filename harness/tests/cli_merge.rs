@@ -1,5 +1,6 @@
 //! `simulate --shard K/N` as N local processes, each through the script a Kubernetes Indexed Job's pods
-//! run (harness/cluster/shard), then `listwatch merge`: the single run's summary, byte for byte.
+//! run (harness/cluster/shard), then `listwatch merge`: the single run's summary, byte for byte. And
+//! `check --shard K/N` the same way: the single check's verdict.
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -102,4 +103,65 @@ fn a_shard_that_cannot_be_read_or_is_missing_is_one_line_and_exit_2() {
         "listwatch: shards missing: 2/2 (every shard of 2 is needed)\n"
     );
     assert!(o.stdout.is_empty(), "nothing printed for a refused merge");
+}
+
+/// `check --shard K/N` as N local processes (each every Nth world of the scope), then `listwatch
+/// merge` of their JSON: the single check's worlds in its order and its verdicts, a planted flaw's
+/// violation found in the same world with the same steps, and `check`'s exit status. The runs stop
+/// at a bound of states (one thread: the same states each time), so the worlds end incomplete.
+#[test]
+fn the_shards_of_a_check_merge_into_the_single_check() {
+    let results = tmp("check");
+    let check = ["--flaw", "sync-under-lock", "--max-states", "3000", "--threads", "1"];
+    let single_args: Vec<&str> = ["check"].into_iter().chain(check).chain(["--json"]).collect();
+    let single = output(&single_args);
+    assert_eq!(single.status.code(), Some(1), "{}", String::from_utf8_lossy(&single.stderr));
+    // Each shard through the pods' own script, one after the other.
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cluster/shard");
+    for index in 0..3 {
+        let status = Command::new("sh")
+            .arg(&script)
+            .arg("check")
+            .args(check)
+            .env("JOB_COMPLETION_INDEX", index.to_string())
+            .env("SHARDS", "3")
+            .env("RESULTS", &results)
+            .env("LISTWATCH", env!("CARGO_BIN_EXE_listwatch"))
+            .stderr(Stdio::null())
+            .status()
+            .expect("a shard runs");
+        assert!(status.success(), "shard {} did not run: {status}", index + 1);
+    }
+    let files: Vec<String> =
+        (1..=3).map(|k| results.join(format!("shard-{k}.json")).display().to_string()).collect();
+    assert!(results.join("traces/no-lock-across-unbounded-wait.client-manager.json").is_file());
+    let mut merge_args = vec!["merge", "--json"];
+    merge_args.extend(files.iter().rev().map(String::as_str));
+    let merged = output(&merge_args);
+    assert_eq!(merged.status.code(), Some(1), "{}", String::from_utf8_lossy(&merged.stderr));
+    let comparable = |bytes: &[u8]| {
+        let mut v: serde_json::Value = serde_json::from_slice(bytes).expect("JSON");
+        for w in v["worlds"].as_array_mut().expect("worlds") {
+            let w = w.as_object_mut().expect("a world");
+            w.remove("seconds");
+            w.remove("collision_probability"); // a float read back: its last digit may move
+        }
+        v
+    };
+    let (single, merged_json) = (comparable(&single.stdout), comparable(&merged.stdout));
+    assert_eq!(merged_json, single);
+    let broken = single["properties"].as_array().expect("properties").iter().find(|p| p["holds"] == false);
+    assert_eq!(broken.map(|p| &p["violation"]["world"]), Some(&serde_json::json!("client-manager")));
+
+    let mut text_args = vec!["merge"];
+    text_args.extend(files.iter().map(String::as_str));
+    let text = String::from_utf8_lossy(&output(&text_args).stdout).into_owned();
+    assert!(
+        text.contains("from 3 shards") && text.contains("no-lock-across-unbounded-wait in client-manager"),
+        "{text}"
+    );
+
+    let missing = output(&["merge", files[0].as_str(), files[1].as_str()]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("shard 3/3 is missing"));
 }

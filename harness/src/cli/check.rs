@@ -259,6 +259,11 @@ pub struct CheckArgs {
     /// Print JSON instead of text
     #[arg(long)]
     pub json: bool,
+    /// Check only the Kth of every N worlds (in the scope's order, after --world): N processes or
+    /// machines check a scope between them, and `listwatch merge` of their --json results gives the
+    /// whole check's verdict
+    #[arg(long, value_name = "K/N", default_value = "1/1", value_parser = super::simulate::shard)]
+    pub shard: (u64, u64),
     /// Write every counterexample into DIR as a trace file (PROPERTY.WORLD.json), for replay and show
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -288,6 +293,7 @@ impl Default for CheckArgs {
             time_limit_secs: 600,
             memory_limit_mib: None,
             json: false,
+            shard: (1, 1),
             out: None,
             client: super::clients::ClientChoice::Model,
             depth: 6,
@@ -360,6 +366,12 @@ impl CheckArgs {
     pub fn worlds(&self, flaws: Flaws) -> Vec<World> {
         let mut all = worlds(self.scope(), flaws);
         all.retain(|w| self.worlds.world.is_none_or(|name| w.name == name));
+        let (k, n) = self.shard;
+        let mut index = 0;
+        all.retain(|_| {
+            index += 1;
+            (index - 1) % n == k - 1
+        });
         for w in all.iter_mut().filter(|w| w.name == WORLD_NAMES[0]) {
             w.config = self.worlds.shape.apply(w.config);
         }
@@ -383,6 +395,7 @@ impl CheckArgs {
             flaws: self.flaws(),
             search: self.search,
             limits: self.limits(stop_at_violation),
+            shard: self.shard,
         }
     }
 

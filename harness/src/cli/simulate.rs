@@ -59,7 +59,7 @@ fn steps(v: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("'{v}' is not a number in 1..=1000000"))
 }
 
-fn shard(v: &str) -> Result<(u64, u64), String> {
+pub(crate) fn shard(v: &str) -> Result<(u64, u64), String> {
     let bad = || format!("'{v}' is not K/N with 1 <= K <= N (e.g. 2/8)");
     let (k, n) = v.split_once('/').ok_or_else(bad)?;
     let (k, n) = (k.parse::<u64>().map_err(|_| bad())?, n.parse::<u64>().map_err(|_| bad())?);
@@ -192,6 +192,11 @@ single run of the campaign prints, byte for byte: its failures in seed order, th
 with its shrunk trace (the shards' traces keep their paths: give the shards one --out to keep the single
 run's). A Kubernetes Indexed Job runs the shards (README, \"Campaigns on a cluster\").
 
+The FILEs may instead be the shards of one check (`listwatch check --shard K/N --json`, each checking
+every Nth world of the scope): the merge prints the whole check's worlds in the scope's order and each
+property's verdict, as `check` of every world gives it, and exits as `check` does (0 every property
+holds, 1 one breaks, 2 a world stopped before its end, 3 a property holds without its witness).
+
 exit status: 0 every seed passes, 1 a seed fails, 2 a file that cannot be read or is not a shard of the
 campaign (one line naming it).";
 
@@ -213,6 +218,15 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
         let json = std::fs::read_to_string(f)
             .map_err(|e| UsageError(format!("{}: cannot read: {e}", f.display())))?;
         shards.push(Shard { name: f.display().to_string(), json });
+    }
+    let is_check = shards
+        .first()
+        .and_then(|s| serde_json::from_str(&s.json).ok())
+        .is_some_and(|v| crate::check_merge::is_check(&v));
+    if is_check {
+        let merged = crate::check_merge::merge(&shards).map_err(UsageError)?;
+        println!("{}", if args.json { &merged.json } else { &merged.text });
+        return Ok(merged.status);
     }
     let (c, summary) = crate::sim::merge::merge(&shards).map_err(UsageError)?;
     if args.json {
