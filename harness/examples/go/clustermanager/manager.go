@@ -6,7 +6,9 @@
 // sync while it still holds the write lock, with nothing to end the wait but the manager's own stop
 // channel. While one cluster is unreachable, that wait never ends, and every other request, for
 // every cluster, waits for the lock behind it. [Manager.Get] is the fix: the lock only guards the
-// map, and the wait runs outside it, bounded by the request's context.
+// map, and the wait runs outside it, bounded by the request's context. [Manager.GetWaitingUnbounded]
+// is half the fix: the wait is outside the lock, but still on the manager's stop channel, so a
+// request for an unreachable cluster never returns (every other request is served).
 package clustermanager
 
 import (
@@ -86,6 +88,21 @@ func (m *Manager) lookup(ctx context.Context, cluster string) (*clusterCache, er
 	}
 	m.clusters[cluster] = c
 	return c, nil
+}
+
+// GetWaitingUnbounded is Get with the wait on the manager's stop channel rather than the request's
+// context: outside the lock, but with no bound.
+func (m *Manager) GetWaitingUnbounded(ctx context.Context, cluster string) (corelisters.ConfigMapLister, error) {
+	c, err := m.lookup(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	m.waiting(ctx, cluster, m.stop)
+	defer m.waited(ctx)
+	if !cache.WaitForCacheSync(m.stop, c.synced) {
+		return nil, fmt.Errorf("cluster %s: manager stopped", cluster)
+	}
+	return c.lister, nil
 }
 
 // GetHoldingLock is Get as the manager first shipped it: a new cluster's cache is waited for under
