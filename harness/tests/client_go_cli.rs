@@ -62,6 +62,9 @@ fn clients_lists_the_options() {
     for option in [",waiters=N", ",timeout=Ns", ",resync=Ns", ",handlers=N", ",transform", ",panic-handler"] {
         assert!(text.lines().any(|l| l.trim_start().starts_with(option)), "{option}: {text}");
     }
+    for spec in ["go:DIR,test=NAME[,options]", "go:DIR,test=NAME,manager"] {
+        assert!(text.lines().any(|l| l.trim_start().starts_with(spec)), "{spec}: {text}");
+    }
     let unknown = listwatch(&["simulate", "--client", "client-go,nope", "--seeds", "1"]);
     assert_eq!(unknown.status.code(), Some(2));
     let err = String::from_utf8_lossy(&unknown.stderr);

@@ -82,6 +82,15 @@ impl ClientChoice {
         out
     }
 
+    /// The specs that name a Go user's own code, each with what it runs (`go:`).
+    pub fn go_specs() -> Vec<(&'static str, &'static str)> {
+        #[allow(unused_mut)]
+        let mut out = Vec::new();
+        #[cfg(feature = "client-go")]
+        out.extend(listwatch_client_go::go_package::SPECS);
+        out
+    }
+
     /// Every client this build can run: its name and what it is.
     pub fn all() -> Vec<(String, String)> {
         #[allow(unused_mut)]

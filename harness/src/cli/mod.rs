@@ -142,6 +142,13 @@ pub fn run(args: &[String]) -> i32 {
                     println!("  {option:32} {about}");
                 }
             }
+            let go = clients::ClientChoice::go_specs();
+            if !go.is_empty() {
+                println!("\na Go package's own code (harness/listwatchtest; needs Go):");
+                for (spec, about) in go {
+                    println!("  {spec:32} {about}");
+                }
+            }
             Ok(0)
         }
         Some(Command::Show(s)) => traces::show(&s),

@@ -10,6 +10,18 @@ use std::process::Command;
 
 use crate::config::{handlers_option, seconds_option, waiters_option, ClientGo, GoTest, Lists, WAITERS};
 
+/// The `go:` specs, each with what it runs (`listwatch clients`).
+pub const SPECS: [(&str, &str); 2] = [
+    (
+        "go:DIR,test=NAME[,options]",
+        "the code a test of the Go package at DIR registers with listwatchtest.Run (its test binary built with go test -c); options as above but @vX.Y.Z, transform, panic-handler, rv and match",
+    ),
+    (
+        "go:DIR,test=NAME,manager",
+        "the client manager a test of the package at DIR registers with listwatchtest.RunManager: worlds of 2-3 clusters and their requests, no reflectors",
+    ),
+];
+
 /// The spec [`parse`] reads.
 const USAGE: &str =
     "go:DIR,test=NAME[,waiters=N][,timeout=Ns][,resync=Ns][,handlers=N][,slow-handler][,watch-error-handler] or go:DIR,test=NAME,manager";
