@@ -86,6 +86,35 @@ impl ApiServerRelease {
         self.minor >= 31
     }
 
+    /// A8's heartbeat ([`crate::heartbeat`]): whether a cacher that has taken no event from its etcd
+    /// watch yet sends heartbeats, at the RV its cache first listed at. From v0.31 `dispatchEvents`
+    /// first polls `watchCache.getListResourceVersion`; until v0.30 it sends none while its last
+    /// processed RV is 0 and drops the watches then due from its schedule (read in
+    /// `pkg/storage/cacher/cacher.go` at v0.30.14 and v0.31.14).
+    pub fn heartbeat_before_first_event(self) -> bool {
+        self.minor >= 31
+    }
+
+    /// A8's heartbeat ([`crate::heartbeat`]): whether a cacher that has taken no event yet schedules
+    /// the watches it found due a minute on. From v0.28 `dispatchEvents` adds them again
+    /// (`addWatcherThreadUnsafe`, TODO #115478); until v0.27 `popExpiredWatchers` drops them, and they
+    /// get no heartbeat for as long as they last (read in `pkg/storage/cacher/cacher.go` at v0.27.16
+    /// and v0.28.15).
+    pub fn reschedules_heartbeats_before_first_event(self) -> bool {
+        self.minor >= 28
+    }
+
+    /// A8's heartbeat ([`crate::heartbeat`]): whether a watch from "0" on an empty cache counts its
+    /// heartbeats from the cache's RV it was served at. From v0.32 `cacheWatcher.processInterval`
+    /// starts at the interval's RV when it is above the one asked for; before, at the highest RV of
+    /// the watch's initial ADDEDs (which carry the cache's RV, `newCacheIntervalFromStore`), and at 0
+    /// when there are none, so that the first heartbeat goes to such a watch whatever it already knows
+    /// (read in `pkg/storage/cacher/cache_watcher.go` and `watch_cache_interval.go` at v0.31.14 and
+    /// v0.32.13, and `watch_cache.go` at v0.22.17).
+    pub fn watch_from_now_starts_at_cache_rv(self) -> bool {
+        self.minor >= 32
+    }
+
     /// A2: whether a LIST served from the watch cache (`rv="0"`, NotOlderThan) has its items in key
     /// order, as etcd's have. PR #113730 ("fix inconsistency issues for both etcd3 and watchcache")
     /// sorts them in `WaitUntilFreshAndList`, from v0.27 (read in `pkg/storage/cacher/watch_cache.go`

@@ -18,6 +18,7 @@ pub mod config;
 pub mod etcd;
 pub mod flaw;
 pub mod guard;
+pub mod heartbeat;
 pub mod manager;
 pub mod network;
 pub mod observe;
