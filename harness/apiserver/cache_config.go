@@ -2,14 +2,11 @@
 
 package main
 
-import (
-	"k8s.io/apiserver/pkg/storage/cacher"
-	"k8s.io/utils/clock"
-)
+import "k8s.io/apiserver/pkg/storage/cacher"
 
 // releaseConfig sets what the cacher's config holds from v0.26: its clock, and the resource's name
 // for its errors and metrics.
 func releaseConfig(c *cacher.Config) {
-	c.Clock = clock.RealClock{}
+	c.Clock = movedRealClock{m: cacherClock}
 	c.GroupResource = gr
 }

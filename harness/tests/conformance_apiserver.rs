@@ -86,6 +86,29 @@ mod with_apiserver {
         assert_eq!(first_difference(&seq, &model, &real).map(|d| d.to_string()), None);
     }
 
+    /// A8 on the real cacher, its clock moved a minute at a time: no heartbeat before the cache moves
+    /// past a watch, then one each minute at the cache's RV to each watch with bookmarks, and none to
+    /// a watch from "0" that opened on the empty cache at its RV (this release is v0.32 or newer); the model
+    /// agrees step by step.
+    #[test]
+    fn heartbeats_come_each_minute_of_the_cachers_clock() {
+        let (etcd, mut server) = components();
+        let tombstones = EtcdStore::connect(&etcd.endpoint).expect("etcd answers").tombstones();
+        let seq = ApiSequence::heartbeat_case();
+        let model = model_transcript(&seq, ApiSuite(&mut server).setup(tombstones, Plant::None));
+        let real = server.run(&seq, &model).expect("the server stays up");
+        let msgs = |step: usize, id: u8| real.steps[step].messages.get(&id).cloned().unwrap_or_default();
+        assert!(real.steps[5].messages.is_empty(), "{real:?}");
+        for step in [7, 8] {
+            assert_eq!(msgs(step, 0), vec![ApiMsg::Bookmark { rv: 3 }], "{real:?}");
+            assert_eq!(msgs(step, 1), vec![ApiMsg::Bookmark { rv: 3 }], "{real:?}");
+            assert!(msgs(step, 2).is_empty(), "{real:?}");
+        }
+        assert_eq!(msgs(11, 0), vec![ApiMsg::Bookmark { rv: 4 }], "{real:?}");
+        assert!(msgs(11, 1).is_empty(), "{real:?}");
+        assert_eq!(first_difference(&seq, &model, &real).map(|d| d.to_string()), None);
+    }
+
     /// A LIST of one name by field selector through the real cacher and etcd, as the registry sends
     /// it (one key in the namespace, the whole resource filtered across namespaces), for each kind of
     /// RV: the model agrees, and the answers hold one object or none.

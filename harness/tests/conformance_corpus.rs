@@ -122,6 +122,12 @@ fn each_rule_answers_its_file_as_the_real_release_did() {
         // A2: an Exact LIST of one name in a namespace answers etcd's current revision before v0.24
         // (GetToList; PR #106948).
         ("apiserver-v0.22.17.exact-list-of-one-name-current-rv.pr-106948.json", 3, true),
+        // A8: a cacher that took no event yet drops the watches due from its heartbeat schedule until
+        // v0.27, and never sends them one (popExpiredWatchers).
+        ("apiserver-v0.27.16.heartbeat-dropped-before-first-event.json", 3, false),
+        // A8: from v0.31 the heartbeat before any event carries the list's RV, and until v0.31 a watch
+        // from "0" on an empty cache starts at 0, below it.
+        ("apiserver-v0.31.14.heartbeat-at-list-rv-to-watch-from-0-on-empty-cache.json", 1, false),
     ];
     for (name, step, same_cache) in cases {
         let (seq, release) = read(name);
@@ -156,6 +162,22 @@ fn each_rule_answers_its_file_as_the_real_release_did() {
         other => panic!("the LIST answers the one object: {other:?}"),
     };
     assert_eq!((list_rv(model(&seq, release)), list_rv(model(&seq, ApiServerRelease::NEWEST))), (3, 2));
+
+    // A8: the heartbeats each release sends on the watch from "0" opened on the empty cache, after
+    // the first minute and after the second (a write between them).
+    let beats = |name: &str, release: ApiServerRelease| -> (Vec<ApiMsg>, Vec<ApiMsg>) {
+        let (seq, _) = read(name);
+        let t = model(&seq, release);
+        let at = |step: usize| t.steps[step].messages.get(&0).cloned().unwrap_or_default();
+        (at(1), at(3))
+    };
+    let beat = |rv| vec![ApiMsg::Bookmark { rv }];
+    let name = "apiserver-v0.27.16.heartbeat-dropped-before-first-event.json";
+    assert_eq!(beats(name, ApiServerRelease::new(27, 16)), (vec![], vec![]));
+    assert_eq!(beats(name, ApiServerRelease::new(28, 15)), (vec![], beat(1)), "v0.28 schedules it again");
+    let name = "apiserver-v0.31.14.heartbeat-at-list-rv-to-watch-from-0-on-empty-cache.json";
+    assert_eq!(beats(name, ApiServerRelease::new(31, 14)), (beat(0), beat(1)));
+    assert_eq!(beats(name, ApiServerRelease::NEWEST), (vec![], beat(1)));
 
     // A2, E7: over etcd 3.4.23, whose progress requests the server does not trust, a NotOlderThan LIST
     // of one name in a namespace ahead of the cache asks for one anyway in v0.31 and v0.32, and is

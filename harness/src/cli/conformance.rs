@@ -53,9 +53,10 @@ pub(super) fn plant(v: &str) -> Result<Plant, String> {
         "consistent-read-lags" => Ok(Plant::ConsistentReadLags),
         "relist-ignored" => Ok(Plant::RelistIgnored),
         "timeout-ignored" => Ok(Plant::TimeoutIgnored),
+        "heartbeat-missing" => Ok(Plant::HeartbeatMissing),
         _ => Err(format!(
             "'{v}' is not a planted bug (known: none, compaction-keeps-one-too-few, consistent-list-one-behind, \
-             consistent-read-lags, relist-ignored, timeout-ignored)"
+             consistent-read-lags, relist-ignored, timeout-ignored, heartbeat-missing)"
         )),
     }
 }

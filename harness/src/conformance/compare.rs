@@ -106,6 +106,10 @@ pub trait Ops: Clone {
     fn timeouts(&self) -> usize {
         0
     }
+    /// How many minutes pass on the server's clock, each with its heartbeat bookmarks (none by default).
+    fn minutes(&self) -> usize {
+        0
+    }
 }
 
 impl Ops for Sequence {
@@ -240,6 +244,8 @@ pub struct Summary<Q = Sequence> {
     pub relists: u64,
     /// Watches that last until the server's timeout ends them ([`Ops::timeouts`]).
     pub timeouts: u64,
+    /// Minutes passed on the server's clock, whose heartbeat bookmarks are compared ([`Ops::minutes`]).
+    pub minutes: u64,
 }
 
 /// The tombstone policy that is not `p`.
@@ -289,6 +295,7 @@ impl Campaign {
             summary.lagging += sequence.lagging() as u64;
             summary.relists += sequence.relists() as u64;
             summary.timeouts += sequence.timeouts() as u64;
+            summary.minutes += sequence.minutes() as u64;
             summary.messages += messages as u64;
             progress(index + 1);
             if let Some(first) = diff {
@@ -330,6 +337,7 @@ impl<Q> Default for Summary<Q> {
             lagging: 0,
             relists: 0,
             timeouts: 0,
+            minutes: 0,
         }
     }
 }

@@ -37,6 +37,10 @@ pub enum Plant {
     /// timeout would serve it (A9). For `conformance apiserver` and `conformance http`; the store
     /// comparison ignores it.
     TimeoutIgnored,
+    /// An API server bug: a cacher whose bookmark timer never fires sends no heartbeat bookmark, so
+    /// that an idle watch learns nothing for as long as it lasts (A8). For `conformance apiserver`;
+    /// the store comparison ignores it.
+    HeartbeatMissing,
 }
 
 struct ModelSide {

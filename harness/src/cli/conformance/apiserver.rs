@@ -329,6 +329,12 @@ pub(super) mod run {
                 s.timeouts
             ));
         }
+        if s.minutes > 0 {
+            out.push_str(&format!(
+                "  minutes passed on the cacher's clock: {} (A8: the heartbeat bookmarks of the watches then open)\n",
+                s.minutes
+            ));
+        }
         for note in notes {
             out.push_str(&format!("  {note}\n"));
         }
@@ -378,6 +384,7 @@ pub(super) mod run {
             "lagging_requests": s.lagging,
             "cache_relists": s.relists,
             "watch_timeouts": s.timeouts,
+            "minutes": s.minutes,
             "seconds": elapsed.as_secs_f64(),
             "interrupted": s.interrupted,
             "difference": diff(&s.difference),

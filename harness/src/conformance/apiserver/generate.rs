@@ -44,6 +44,9 @@ pub struct Draws {
     /// Those LISTs across namespaces too: not against a server someone else runs, whose other
     /// namespaces may hold objects of the same names, or refuse a cluster-wide LIST.
     pub across_namespaces: bool,
+    /// A minute on the cacher's clock ([`ApiOp::Minute`], A8's heartbeats): only where the run moves
+    /// that clock.
+    pub minutes: bool,
 }
 
 impl Draws {
@@ -58,6 +61,7 @@ impl Draws {
         timeouts: true,
         named: true,
         across_namespaces: true,
+        minutes: true,
     };
 }
 
@@ -90,6 +94,12 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
     // namespace or across namespaces, from a stream of draws of its own (a LIST changes nothing the
     // next draws see, so the rest of the sequence stays as it was).
     let mut named = Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x4a9);
+    // A minute on the cacher's clock in one sequence in eight, after a drawn operation or the first
+    // one after it that leaves a watch a heartbeat is due to (A8), from a stream of draws of its own (a
+    // minute changes nothing the next draws see). Each waits out two of the cacher's bookmark ticks,
+    // about two seconds of the run's time.
+    let mut minutes = Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5a9);
+    let mut minute = (draws.minutes && minutes.chance(1, 8)).then(|| minutes.below(len as u64) as usize);
     let mut ops = Vec::with_capacity(len + 4);
     for i in 0..len {
         let mut edge = Vec::new();
@@ -119,6 +129,11 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
         }
         model.step(&op);
         ops.push(op);
+        if minute.is_some_and(|at| i >= at) && model.heartbeat_due() {
+            minute = None;
+            model.step(&ApiOp::Minute);
+            ops.push(ApiOp::Minute);
+        }
     }
     ApiSequence::new(Some(seed), Some(index), ops)
 }
@@ -387,6 +402,29 @@ mod tests {
         assert!(has(&|o| matches!(o, ApiOp::WatchList { .. })), "{lagging:?}");
     }
 
+    /// A minute comes in about one sequence in eight, after an operation that leaves a watch a
+    /// heartbeat is due to, and takes nothing away: without it the sequence is the same.
+    #[test]
+    fn a_minute_comes_while_a_watch_with_bookmarks_is_open_and_changes_nothing_else() {
+        let without_minutes = Draws { minutes: false, ..ALL };
+        let mut with_minute = 0;
+        for i in 0..400 {
+            let with = sequence(13, i, 30, ALL).ops;
+            let without = sequence(13, i, 30, without_minutes).ops;
+            let rest: Vec<ApiOp> = with.iter().filter(|o| **o != ApiOp::Minute).cloned().collect();
+            assert_eq!(rest, without, "sequence {i}");
+            let Some(at) = with.iter().position(|o| *o == ApiOp::Minute) else { continue };
+            with_minute += 1;
+            assert_eq!(with.len(), without.len() + 1, "one minute at most: sequence {i}");
+            let mut model = ModelServer::new(ModelSetup::storage(true));
+            for op in &with[..at] {
+                model.step(op);
+            }
+            assert!(model.heartbeat_due(), "sequence {i}: {with:?}");
+        }
+        assert!((15..=75).contains(&with_minute), "about one sequence in eight: {with_minute} of 400");
+    }
+
     #[test]
     fn sequences_reach_every_kind_of_operation() {
         let ops: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, ALL).ops).collect();
@@ -429,7 +467,7 @@ mod tests {
     /// rest as often as before.
     #[test]
     fn a_run_over_http_draws_only_what_it_can_make() {
-        let http = Draws { lag: false, relist: false, other: false, etcd: false, ..ALL };
+        let http = Draws { lag: false, relist: false, other: false, etcd: false, minutes: false, ..ALL };
         let ops: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, http).ops).collect();
         let cannot = |o: &ApiOp| {
             matches!(
@@ -440,13 +478,14 @@ mod tests {
                     | ApiOp::HoldCache
                     | ApiOp::ReleaseCache
                     | ApiOp::RelistCache
+                    | ApiOp::Minute
             )
         };
         assert!(!ops.iter().any(cannot), "{:?}", ops.iter().find(|o| cannot(o)));
         assert!(ops.iter().any(|o| matches!(o, ApiOp::Delete { .. })));
         assert!(ops.iter().any(|o| matches!(o, ApiOp::List { rv: Rv::Exact(_), .. })));
         assert!(ops.iter().any(|o| matches!(o, ApiOp::WatchList { .. })));
-        let no_lag = Draws { lag: false, relist: false, ..ALL };
+        let no_lag = Draws { lag: false, relist: false, minutes: false, ..ALL };
         let all: Vec<ApiOp> = (0..200).flat_map(|i| sequence(1, i, 30, no_lag).ops).collect();
         assert_eq!(ops.len(), all.len(), "as many operations, only other kinds");
     }

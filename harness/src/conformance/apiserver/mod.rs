@@ -158,7 +158,21 @@ mod tests {
             assert!(summary.lagging > 10, "requests meet a held cache: {}", summary.lagging);
             assert!(summary.relists > 5, "caches relist: {}", summary.relists);
             assert!(summary.timeouts > 3, "watches time out: {}", summary.timeouts);
+            assert!(summary.minutes > 5, "minutes pass: {}", summary.minutes);
         }
+    }
+
+    /// A server that sends no heartbeat is found through a minute, shrunk to it, and named A8.
+    #[test]
+    fn a_planted_missing_heartbeat_is_found_and_named() {
+        let campaign = Campaign { seed: 0, sequences: 200, max_ops: 30, plant: Plant::HeartbeatMissing };
+        let summary = campaign
+            .run_suite(&mut ApiSuite(&mut ModelApi(true)), DROP, &AtomicBool::new(false), |_| {})
+            .unwrap();
+        let (shortest, diff) = summary.difference.expect("the planted bug is found");
+        assert!(shortest.ops.len() <= 4, "{shortest:?}: {diff}");
+        assert_eq!(shortest.ops.last(), Some(&ApiOp::Minute), "{shortest:?}: {diff}");
+        assert!(diff.place.contains("breaks A8 (heartbeat bookmarks)"), "{diff}");
     }
 
     #[test]
@@ -226,6 +240,33 @@ mod tests {
         let timed = &t.steps[2].messages[&0];
         assert!(matches!(timed[..], [ApiMsg::Modified(_) | ApiMsg::Added(_), ApiMsg::Closed]), "{timed:?}");
         assert_eq!(t.steps[4].messages.keys().collect::<Vec<_>>(), vec![&1], "only w1 gets the last write");
+    }
+
+    /// A8's heartbeats in the model: none before the cache moves past a watch, one a minute to each
+    /// watch with bookmarks after, at an RV already sent too; a watch from "0" opened on an empty cache
+    /// gets one at once before v0.32 and none from v0.32.
+    #[test]
+    fn heartbeats_come_each_minute_as_the_release_sends_them() {
+        let seq = ApiSequence::heartbeat_case();
+        for (release, reopened) in
+            [(ApiServerRelease::NEWEST, vec![]), (ApiServerRelease::new(31, 14), vec![4])]
+        {
+            let t = model_transcript(&seq, ModelSetup { release, ..ModelSetup::storage(true) });
+            let beats = |step: usize, id: u8| -> Vec<u32> {
+                let msgs = t.steps[step].messages.get(&id).cloned().unwrap_or_default();
+                msgs.iter()
+                    .map(|m| match m {
+                        ApiMsg::Bookmark { rv } => *rv,
+                        other => panic!("step {step}: {other:?}"),
+                    })
+                    .collect()
+            };
+            assert!(t.steps[5].messages.is_empty(), "{release}: {:?}", t.steps[5]);
+            for step in [7, 8] {
+                assert_eq!((beats(step, 0), beats(step, 1), beats(step, 2)), (vec![3], vec![3], vec![]));
+            }
+            assert_eq!((beats(11, 0), beats(11, 1)), (vec![4], reopened), "{release}");
+        }
     }
 
     /// A LIST of one name answers the whole LIST's RV with that object only (or none), in the

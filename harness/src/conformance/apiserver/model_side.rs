@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 use listwatch_model::api::{ApiError, Continue, ListRv, Message, Request, WatchEvent, WatchFrom};
 use listwatch_model::flaw::Flaws;
-use listwatch_model::server::{ApiServer, Outbox};
+use listwatch_model::heartbeat::Heartbeats;
+use listwatch_model::server::{ApiServer, IngestOutcome, Outbox};
 use listwatch_model::store::{Prefix, Store, TombstonePolicy, WriteError};
 use listwatch_model::{ApiServerRelease, ClientId, Key, Object, Rev, ServerId};
 
@@ -67,6 +68,8 @@ pub struct ModelServer {
     token: Option<Continue>,
     /// The cache's etcd watch is held: the barrier moves the cache no further.
     held: bool,
+    /// The cacher's heartbeat schedule (A8), for [`ApiOp::Minute`].
+    heartbeats: Heartbeats,
 }
 
 /// The model's transcript of `seq`.
@@ -104,13 +107,19 @@ impl ModelServer {
             .with_release(setup.release)
             .with_watch_list(setup.watch_list)
             .with_pagination(setup.pagination);
-        ModelServer { store, server, setup, token: None, held: false }
+        let heartbeats = Heartbeats::new(setup.release, server.cache().rv());
+        ModelServer { store, server, setup, token: None, held: false, heartbeats }
     }
 
     /// Whether watch `id` is open (served, or waiting for the cache, A12).
     pub fn is_open(&self, id: u8) -> bool {
         let c = ClientId(id);
         self.server.watches().contains_key(&c) || self.server.waiting_watch_lists().contains_key(&c)
+    }
+
+    /// Whether a minute now would bring some open watch a heartbeat (A8).
+    pub fn heartbeat_due(&self) -> bool {
+        !self.heartbeats.clone().minute(&self.server).is_empty()
     }
 
     pub fn has_token(&self) -> bool {
@@ -136,11 +145,16 @@ impl ModelServer {
 
     fn barrier(&mut self, step: &mut ApiStep) {
         while !self.held && self.server.can_ingest(&self.store) {
-            let (_, out) = self.server.ingest(&mut self.store);
+            let (outcomes, out) = self.server.ingest(&mut self.store);
+            for outcome in outcomes {
+                if let IngestOutcome::Event(e) = outcome {
+                    self.heartbeats.took(e.rv);
+                }
+            }
             self.file(out, step);
         }
         if self.progress_due(self.setup.progress_requests) {
-            let out = self.server.progress_notify(&self.store);
+            let out = self.progress_notify();
             self.file(out, step);
         }
         // A12: a streaming list still waiting for the cache after the barrier waits for nothing more
@@ -150,6 +164,13 @@ impl ModelServer {
             let out = self.server.watch_list_wait_expired(client);
             self.file(out, step);
         }
+    }
+
+    /// etcd's progress notification moves the cache (E7), and the RV the cacher's heartbeats carry.
+    fn progress_notify(&mut self) -> Outbox {
+        let out = self.server.progress_notify(&self.store);
+        self.heartbeats.took(self.server.cache().rv());
+        out
     }
 
     /// Put each watch message in its watch's list.
@@ -163,10 +184,9 @@ impl ModelServer {
                 Message::Event(WatchEvent::Modified(o)) => ApiMsg::Modified(obj(&o)),
                 Message::Event(WatchEvent::Deleted(o)) => ApiMsg::Deleted(obj(&o)),
                 Message::Event(WatchEvent::InitialEventsEnd(rv)) => ApiMsg::InitialEventsEnd { rv: rv.0 },
-                // The model's server sends plain bookmarks only when asked; the comparison never asks.
-                Message::Event(WatchEvent::Bookmark(_)) | Message::List(_) | Message::WatchRefused(_) => {
-                    continue
-                }
+                // The only plain bookmarks the comparison asks for: a minute's heartbeats.
+                Message::Event(WatchEvent::Bookmark(rv)) => ApiMsg::Bookmark { rv: rv.0 },
+                Message::List(_) | Message::WatchRefused(_) => continue,
                 Message::Event(WatchEvent::Error(e)) => ApiMsg::Error { code: code(e) },
                 Message::End(_) => ApiMsg::Closed,
             };
@@ -259,7 +279,7 @@ impl ModelServer {
                 // (`ApiServerRelease::one_key_wait_asks_progress`) is answered once etcd's notification
                 // moves the cache, unless the cache's etcd watch is held back.
                 if out.is_empty() && self.progress_due(self.server.waits_for_freshness()) {
-                    out = self.server.progress_notify(&self.store);
+                    out = self.progress_notify();
                 }
                 let (answer, rest): (Outbox, Outbox) = out.into_iter().partition(|(c, _)| *c == LISTER);
                 return (self.list_answer(answer, rv == Rv::Consistent), rest);
@@ -280,13 +300,17 @@ impl ModelServer {
                 // `Cacher.Watch` parses an empty RV as 0, read at v0.25.16), unless
                 // the WatchFromStorageWithoutResourceVersion gate sends it to etcd: off by default in
                 // every release, locked off from v0.33.
-                let from = from.map_or(WatchFrom::Now, |x| WatchFrom::Rv(Rev(x)));
+                let asked = from.map(Rev);
+                let from = asked.map_or(WatchFrom::Now, WatchFrom::Rv);
                 let timeout_secs = u32::from(timeout);
                 let out = if self.setup.handlers {
+                    self.heartbeats.closed(ClientId(id));
                     let request = Request::Watch { from, timeout_secs, bookmarks };
                     self.server.serve(ClientId(id), request, &self.store)
                 } else {
-                    self.server.watch(ClientId(id), from, bookmarks)
+                    let out = self.server.watch(ClientId(id), from, bookmarks);
+                    self.heartbeats.opened(ClientId(id), asked, bookmarks, &self.server);
+                    out
                 };
                 let (answer, mut out) = Self::opened(out);
                 // A9: the server ends the watch at its timeout, cleanly, after what it sent at once (the
@@ -301,12 +325,15 @@ impl ModelServer {
                 return (answer, out);
             }
             ApiOp::WatchList { id, rv } => {
+                // A streaming list's heartbeats are not compared: its plain bookmarks are dropped.
+                self.heartbeats.closed(ClientId(id));
                 self.server.forget(ClientId(id));
                 let out = self.server.watch_list(ClientId(id), list_rv(rv), true, &self.store);
                 return Self::opened(out);
             }
             ApiOp::Stop { id } => {
                 let open = self.is_open(id);
+                self.heartbeats.closed(ClientId(id));
                 self.server.forget(ClientId(id));
                 if open {
                     ApiAnswer::Stopped
@@ -322,6 +349,8 @@ impl ModelServer {
                 self.held = false;
                 ApiAnswer::Nothing
             }
+            ApiOp::Minute if self.setup.plant == Plant::HeartbeatMissing => ApiAnswer::Nothing,
+            ApiOp::Minute => return (ApiAnswer::Nothing, self.heartbeats.minute(&self.server)),
             ApiOp::RelistCache if self.setup.plant == Plant::RelistIgnored => ApiAnswer::Nothing,
             ApiOp::RelistCache => {
                 // A5: the cache lists etcd again and closes every watch it serves. The real side

@@ -77,6 +77,10 @@ pub enum ApiOp {
     /// relists from etcd (A5): every watch it serves closes, and its window of events starts anew at
     /// the revision it listed at (A4). The barrier after it waits until the cache serves again (A14).
     RelistCache,
+    /// A minute passes on the cacher's clock (the real time the cacher's timers wait does not): the
+    /// cacher sends its heartbeat bookmark to the watches whose minute is up (A8,
+    /// [`listwatch_model::heartbeat`]), and these bookmarks are compared.
+    Minute,
 }
 
 pub const MAX_KEY: u8 = 99;
@@ -126,6 +130,9 @@ impl Ops for ApiSequence {
     fn timeouts(&self) -> usize {
         self.ops.iter().filter(|o| matches!(o, ApiOp::Watch { timeout: true, .. })).count()
     }
+    fn minutes(&self) -> usize {
+        self.ops.iter().filter(|o| matches!(o, ApiOp::Minute)).count()
+    }
 }
 
 impl ApiSequence {
@@ -161,6 +168,32 @@ impl ApiSequence {
         let put = |key| ApiOp::Put { key, other: false };
         let watch = |id, timeout| ApiOp::Watch { id, from: Some(1), unset: false, bookmarks: true, timeout };
         ApiSequence::new(None, None, vec![put(0), put(1), watch(0, true), watch(1, false), put(2)])
+    }
+
+    /// Heartbeats (A8): two writes; watches from the last one and from "0" with bookmarks and one
+    /// without; a minute (nothing is due: the cache has not moved past them); a write, then two
+    /// minutes (a heartbeat at its RV each, to both watches with bookmarks); every object deleted at
+    /// one revision, the watch from "0" opened again on the empty cache, and a minute (from v0.32 that
+    /// watch starts at the cache's RV and gets none; before, at 0, and gets one). The sequence the
+    /// tests drive through the model and the real cacher.
+    pub fn heartbeat_case() -> Self {
+        let put = |key| ApiOp::Put { key, other: false };
+        let watch = |id, from, bookmarks| ApiOp::Watch { id, from, unset: false, bookmarks, timeout: false };
+        let ops = vec![
+            put(0),
+            put(1),
+            watch(0, Some(2), true),
+            watch(1, None, true),
+            watch(2, Some(1), false),
+            ApiOp::Minute,
+            put(2),
+            ApiOp::Minute,
+            ApiOp::Minute,
+            ApiOp::DeleteAll { keys: vec![0, 1, 2] },
+            watch(1, None, true),
+            ApiOp::Minute,
+        ];
+        ApiSequence::new(None, None, ops)
     }
 
     /// LISTs of one name by field selector (A2): two writes, a write of another resource (etcd's
@@ -204,7 +237,7 @@ impl ApiSequence {
                 ApiOp::Compact { rev } => *rev == 0,
                 ApiOp::List { limit, .. } => *limit == Some(0),
                 ApiOp::Continue { limit } => *limit == 0,
-                ApiOp::HoldCache | ApiOp::ReleaseCache | ApiOp::RelistCache => false,
+                ApiOp::HoldCache | ApiOp::ReleaseCache | ApiOp::RelistCache | ApiOp::Minute => false,
             };
             if bad {
                 return Err(format!(
@@ -267,6 +300,7 @@ impl std::fmt::Display for ApiOp {
             ApiOp::HoldCache => write!(f, "hold the cache's etcd watch"),
             ApiOp::ReleaseCache => write!(f, "release the cache's etcd watch"),
             ApiOp::RelistCache => write!(f, "end the cache's etcd watch as compacted: the cache relists"),
+            ApiOp::Minute => write!(f, "a minute passes on the cacher's clock"),
         }
     }
 }

@@ -322,6 +322,8 @@ struct OpenWatch {
     closed: bool,
     /// The highest RV of an event it got, for A8's check of bookmarks.
     last_event: u32,
+    /// A streaming list (A12), whose plain bookmarks are not compared.
+    streaming: bool,
 }
 
 /// One sequence's run: the base revision and what the run has learnt.
@@ -335,6 +337,8 @@ struct Run<'a> {
     /// The highest revision any answer showed: a bookmark above it breaks A8.
     highest: u32,
     numbers: u64,
+    /// In a minute's step ([`ApiOp::Minute`]): plain bookmarks are the heartbeats compared.
+    minute: bool,
 }
 
 impl ServerUnderTest for ApiServerProcess {
@@ -412,11 +416,12 @@ impl ServerUnderTest for ApiServerProcess {
         let watch_list = self.watch_list();
         match &self.side {
             Side::WatchCache => Draws { watch_list, ..Draws::ALL },
-            // No cache the run can hold back or make relist.
+            // No cache the run can hold back or make relist, nor a clock it can move.
             Side::Rest(rest) => Draws {
                 watch_list,
                 lag: false,
                 relist: false,
+                minutes: false,
                 other: rest.other,
                 etcd: rest.etcd,
                 // Only a server the run started (the one whose etcd it reaches) has nothing of
@@ -444,6 +449,7 @@ impl ServerUnderTest for ApiServerProcess {
             token: None,
             highest: 0,
             numbers,
+            minute: false,
         };
         let result = run.transcript(seq, expected);
         let open: Vec<u8> = run.watches.keys().copied().collect();
@@ -540,6 +546,7 @@ impl Run<'_> {
         let mut transcript = ApiTranscript::default();
         for (i, op) in seq.ops.iter().enumerate() {
             let at = format!("step {i} ({op})");
+            self.minute = matches!(op, ApiOp::Minute);
             let answer = self.apply(op, &at)?;
             let synced =
                 self.server.call(&format!("the barrier after {at}"), serde_json::json!({"op": "sync"}))?;
@@ -558,6 +565,7 @@ impl Run<'_> {
             }
             let cache_rv = Some(self.local(synced.cache_rev));
             transcript.steps.push(ApiStep { answer: Some(answer), messages, cache_rv });
+            self.minute = false;
         }
         transcript.end = self.collect(None, "the end")?;
         Ok(transcript)
@@ -595,13 +603,13 @@ impl Run<'_> {
                     None => "0".to_string(),
                 };
                 self.stop(*id, at)?;
-                serde_json::json!({"op": "watch", "watch": self.number(*id), "rv": rv, "bookmarks": bookmarks,
+                serde_json::json!({"op": "watch", "watch": self.number(*id, false), "rv": rv, "bookmarks": bookmarks,
                     "timeout_seconds": u32::from(*timeout)})
             }
             ApiOp::WatchList { id, rv } => {
                 let (rv, _) = rv_request(*rv, base);
                 self.stop(*id, at)?;
-                serde_json::json!({"op": "watch", "watch": self.number(*id), "rv": rv, "match": "NotOlderThan",
+                serde_json::json!({"op": "watch", "watch": self.number(*id, true), "rv": rv, "match": "NotOlderThan",
                     "bookmarks": true, "send_initial_events": true})
             }
             ApiOp::Stop { id } => {
@@ -612,6 +620,7 @@ impl Run<'_> {
             ApiOp::HoldCache => serde_json::json!({"op": "hold"}),
             ApiOp::ReleaseCache => serde_json::json!({"op": "release"}),
             ApiOp::RelistCache => serde_json::json!({"op": "relist"}),
+            ApiOp::Minute => serde_json::json!({"op": "minute"}),
         };
         let line = self.server.call(at, json)?;
         self.highest = self.highest.max(self.local(line.rev));
@@ -675,10 +684,14 @@ impl Run<'_> {
                     ApiAnswer::WatchOpened
                 }
             },
-            ApiOp::HoldCache | ApiOp::ReleaseCache | ApiOp::RelistCache => match &line.error {
-                Some(e) => return Err(SideError(format!("the API server failed at {at}: {}", e.message))),
-                None => ApiAnswer::Nothing,
-            },
+            ApiOp::HoldCache | ApiOp::ReleaseCache | ApiOp::RelistCache | ApiOp::Minute => {
+                match &line.error {
+                    Some(e) => {
+                        return Err(SideError(format!("the API server failed at {at}: {}", e.message)))
+                    }
+                    None => ApiAnswer::Nothing,
+                }
+            }
             ApiOp::Stop { .. } => unreachable!("answered above"),
         })
     }
@@ -699,10 +712,10 @@ impl Run<'_> {
         }
     }
 
-    /// A fresh server watch number for watch `id`.
-    fn number(&mut self, id: u8) -> u64 {
+    /// A fresh server watch number for watch `id`, a streaming list or not.
+    fn number(&mut self, id: u8, streaming: bool) -> u64 {
         self.numbers += 1;
-        let w = OpenWatch { number: self.numbers, msgs: Vec::new(), closed: false, last_event: 0 };
+        let w = OpenWatch { number: self.numbers, msgs: Vec::new(), closed: false, last_event: 0, streaming };
         self.watches.insert(id, w);
         self.numbers
     }
@@ -757,12 +770,15 @@ impl Run<'_> {
                 }
                 "BOOKMARK" => {
                     // A8: a bookmark's RV is never below an event already sent, nor above etcd's.
+                    // Kept as a heartbeat in a minute's step, but for a streaming list's.
                     let rv = self.local(line.rev);
-                    let after = self.watches[&id].last_event;
-                    if rv >= after && rv <= highest.max(after) {
-                        continue;
+                    let w = &self.watches[&id];
+                    let after = w.last_event;
+                    match rv >= after && rv <= highest.max(after) {
+                        true if self.minute && !w.streaming => ApiMsg::Bookmark { rv },
+                        true => continue,
+                        false => ApiMsg::BadBookmark { rv, after },
                     }
-                    ApiMsg::BadBookmark { rv, after }
                 }
                 "ERROR" => ApiMsg::Error { code: line.error.as_ref().map_or(0, |e| e.code) },
                 _ if line.closed => ApiMsg::Closed,

@@ -91,6 +91,11 @@ pub enum ApiMsg {
         rv: u32,
         after: u32,
     },
+    /// A8's heartbeat: a plain bookmark sent when a minute passed ([`super::sequence::ApiOp::Minute`]),
+    /// compared there.
+    Bookmark {
+        rv: u32,
+    },
     Error {
         code: u16,
     },
@@ -106,6 +111,7 @@ impl fmt::Display for ApiMsg {
             ApiMsg::Deleted(o) => write!(f, "DELETED {o}"),
             ApiMsg::InitialEventsEnd { rv } => write!(f, "BOOKMARK @{rv} initial-events-end"),
             ApiMsg::BadBookmark { rv, after } => write!(f, "BOOKMARK @{rv} after {after} (breaks A8)"),
+            ApiMsg::Bookmark { rv } => write!(f, "BOOKMARK @{rv}"),
             ApiMsg::Error { code } => write!(f, "ERROR {code}"),
             ApiMsg::Closed => write!(f, "closed"),
         }
@@ -177,11 +183,15 @@ fn rule(op: &ApiOp, m: Option<&ApiStep>, s: Option<&ApiStep>) -> &'static str {
             ApiOp::WatchList { .. } => "breaks A12 (streaming lists)",
             ApiOp::Stop { .. } | ApiOp::HoldCache | ApiOp::ReleaseCache => "breaks A3 (a watch's life)",
             ApiOp::RelistCache => "breaks A5 (a cache relist closes its watches)",
+            ApiOp::Minute => "breaks A8 (heartbeat bookmarks)",
         };
     }
     let messages = (m.map(|m| &m.messages), s.map(|s| &s.messages));
     if messages.0 != messages.1 && matches!(op, ApiOp::RelistCache) {
         return "breaks A5 (a cache relist closes its watches)";
+    }
+    if messages.0 != messages.1 && matches!(op, ApiOp::Minute) {
+        return "breaks A8 (heartbeat bookmarks)";
     }
     let closed = |msgs: Option<&BTreeMap<u8, Vec<ApiMsg>>>| {
         msgs.into_iter().flat_map(BTreeMap::values).flatten().any(|m| *m == ApiMsg::Closed)
@@ -218,7 +228,7 @@ fn same_token(answers: (Option<&ApiAnswer>, Option<&ApiAnswer>)) -> bool {
 fn message_rule<'a>(msgs: impl Iterator<Item = &'a ApiMsg>) -> &'static str {
     let msgs: Vec<&ApiMsg> = msgs.collect();
     let has = |f: &dyn Fn(&ApiMsg) -> bool| msgs.iter().any(|m| f(m));
-    if has(&|m| matches!(m, ApiMsg::BadBookmark { .. })) {
+    if has(&|m| matches!(m, ApiMsg::BadBookmark { .. } | ApiMsg::Bookmark { .. })) {
         "breaks A8 (bookmarks)"
     } else if has(&|m| matches!(m, ApiMsg::InitialEventsEnd { .. })) {
         "breaks A12 (streaming lists)"

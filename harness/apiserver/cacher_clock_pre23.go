@@ -1,0 +1,21 @@
+//go:build apiserver_pre23
+
+package main
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/clock"
+)
+
+// movedRealClock is cacherClock as the cacher takes it in v0.22: apimachinery's clock.
+type movedRealClock struct {
+	clock.RealClock
+	m *movedClock
+}
+
+func (c movedRealClock) Now() time.Time                  { return c.m.now() }
+func (c movedRealClock) Since(t time.Time) time.Duration { return c.m.now().Sub(t) }
+func (c movedRealClock) NewTimer(d time.Duration) clock.Timer {
+	return c.m.timer(c.RealClock.NewTimer(d), d)
+}
