@@ -83,6 +83,11 @@ pub fn show(args: &ShowArgs) -> Result<i32, UsageError> {
         for (i, a) in trace.actions.iter().enumerate() {
             println!("{:>4}  {}", i + 1, crate::action_text::format(a));
         }
+        if trace.actions.is_empty() {
+            // A client whose own code moves at the start (a manager's requests) can break a property
+            // before the world takes a step: the verdict is on its start state.
+            println!("   (no step: the start state already breaks it, before the world takes a step)");
+        }
         println!("verdict: {verdict}");
         if let Some(v) = violation {
             println!("{v}");
