@@ -48,7 +48,6 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/klog/v2"
 	"k8s.io/sample-apiserver/pkg/admission/wardleinitializer"
-	"k8s.io/sample-apiserver/pkg/cmd/server"
 )
 
 const (
@@ -134,16 +133,8 @@ func checkEtcd(endpoint string) error {
 
 func run(etcd, prefix, dir, featureGates string, mistake func(http.Handler) http.Handler) error {
 	ctx := context.Background()
-	o := server.NewWardleServerOptions(os.Stderr, os.Stderr)
-	// The command registers the wardle component, its BanFlunder gate and its version mapping onto
-	// the kube component in the component registry, and the --feature-gates flag; it is not run.
-	cmd := server.NewCommandStartWardleServer(ctx, o, false)
-	if featureGates != "" {
-		if err := cmd.Flags().Set("feature-gates", featureGates); err != nil {
-			return fmt.Errorf("--feature-gates: %v", err)
-		}
-	}
-	if err := o.ComponentGlobalsRegistry.Set(); err != nil {
+	o, err := newOptions(ctx, featureGates)
+	if err != nil {
 		return fmt.Errorf("--feature-gates: %v", err)
 	}
 
@@ -167,8 +158,12 @@ func run(etcd, prefix, dir, featureGates string, mistake func(http.Handler) http
 	// No kube-apiserver to delegate to or to read the core API from.
 	ro.Authentication = nil // the token below instead
 	ro.Authorization = nil  // AlwaysAllow
-	ro.CoreAPI = nil
-	ro.Features.EnablePriorityAndFairness = false // its flow schemas live in the core API
+	if err := noCoreAPI(ro, dir, port); err != nil {
+		return err
+	}
+	if err := noFlowControl(ro); err != nil { // its flow schemas live in the core API
+		return err
+	}
 
 	// Complete registers BanFlunder (while its gate is on) and appends it to the plugin order. The
 	// generic admission options insist on a core API client and informers, so they are taken out and
@@ -214,14 +209,13 @@ func run(etcd, prefix, dir, featureGates string, mistake func(http.Handler) http
 			return mistake(genericapiserver.DefaultBuildHandlerChain(h, c))
 		}
 	}
-	wardle, err := config.Complete().New()
+	completed := config.Complete()
+	completeVersion(completed)
+	wardle, err := completed.New()
 	if err != nil {
 		return err
 	}
-	wardle.GenericAPIServer.AddPostStartHookOrDie("start-sample-server-informers", func(hook genericapiserver.PostStartHookContext) error {
-		o.SharedInformerFactory.Start(hook.Done())
-		return nil
-	})
+	wardle.GenericAPIServer.AddPostStartHookOrDie("start-sample-server-informers", startInformers(o))
 	prepared := wardle.GenericAPIServer.PrepareRun()
 
 	url := fmt.Sprintf("https://127.0.0.1:%d", port)
@@ -230,7 +224,7 @@ func run(etcd, prefix, dir, featureGates string, mistake func(http.Handler) http
 		return err
 	}
 	stopped := make(chan error, 1)
-	go func() { stopped <- prepared.RunWithContext(ctx) }()
+	go func() { stopped <- runPrepared(ctx, prepared) }()
 	if err := waitReady(url, ca, token, stopped); err != nil {
 		return err
 	}

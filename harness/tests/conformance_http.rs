@@ -34,7 +34,7 @@ mod with_apiserver {
         let within = Duration::from_secs(20);
         let etcd = EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), within)
             .expect("etcd starts (scripts/install-etcd v3.6.16)");
-        let (_, binary) = sample::binary().expect("scripts/build-sample-apiserver");
+        let (_, binary) = sample::binary(None).expect("scripts/build-sample-apiserver");
         let server = SampleApiServer::start(&binary, &etcd.endpoint, gates, None, Duration::from_secs(60))
             .expect("the sample-apiserver starts");
         (etcd, server)

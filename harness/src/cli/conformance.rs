@@ -43,7 +43,7 @@ pub enum Against {
 }
 
 mod apiserver;
-mod http;
+pub(crate) mod http;
 
 pub(super) fn plant(v: &str) -> Result<Plant, String> {
     match v {

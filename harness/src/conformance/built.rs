@@ -27,11 +27,6 @@ pub fn find(relative: &str) -> Option<PathBuf> {
     roots().into_iter().map(|r| r.join(relative)).find(|p| p.is_file())
 }
 
-/// The k8s.io/apiserver releases built under `apiserver/`, oldest first.
-pub fn apiserver_releases() -> Vec<(String, PathBuf)> {
-    releases("apiserver")
-}
-
 /// The releases built under `program/` (`program/vX.Y.Z/program`), oldest first.
 pub fn releases(program: &str) -> Vec<(String, PathBuf)> {
     let mut found: Vec<(Vec<u64>, String, PathBuf)> = Vec::new();
@@ -49,4 +44,13 @@ pub fn releases(program: &str) -> Vec<(String, PathBuf)> {
     }
     found.sort();
     found.into_iter().map(|(_, n, p)| (n, p)).collect()
+}
+
+/// The release of `program` to run: `wanted`, or the newest built.
+pub fn release(program: &str, wanted: Option<&str>) -> Option<(String, PathBuf)> {
+    let releases = releases(program);
+    match wanted {
+        Some(v) => releases.into_iter().find(|(name, _)| name == v),
+        None => releases.into_iter().last(),
+    }
 }

@@ -261,7 +261,7 @@ pub(super) mod run {
             };
             let elapsed = started.elapsed();
             if self.json {
-                println!("{}", json(self.seed, &describe, tombstones, &summary, elapsed));
+                println!("{}", json(self.seed, &describe, &notes, tombstones, &summary, elapsed));
             } else {
                 print!("{}", text(&describe, self.started_by, &notes, compactions, tombstones, &summary));
             }
@@ -365,6 +365,7 @@ pub(super) mod run {
     fn json(
         seed: u64,
         describe: &str,
+        notes: &[String],
         tombstones: TombstonePolicy,
         s: &Summary<ApiSequence>,
         elapsed: Duration,
@@ -376,6 +377,7 @@ pub(super) mod run {
         };
         serde_json::json!({
             "server": describe,
+            "notes": notes,
             "seed": seed,
             "tombstones": format!("{tombstones:?}"),
             "sequences": s.sequences,

@@ -22,8 +22,8 @@ objects first), labelled with a version count; the comparison, the barrier after
 shrinking are those of `conformance apiserver`. A difference is shrunk, printed and written to --out;
 --replay FILE runs such a file again.
 
-Without --endpoint, listwatch starts k8s.io/sample-apiserver (scripts/build-sample-apiserver) on
-loopback over an etcd of its own (--etcd), writes its flunders, and reaches its etcd for compactions and
+Without --endpoint, listwatch starts k8s.io/sample-apiserver (scripts/build-sample-apiserver; the
+newest release built, or --sample-apiserver's) on loopback over an etcd of its own (--etcd), writes its flunders, and reaches its etcd for compactions and
 multi-key deletes; it stops both and removes their directories when done, on error and on Ctrl-C. With
 --endpoint it sends only what goes through the API (no compactions, no transactions) to that server,
 reached as kubectl reaches it (--kubeconfig, --context, --token-file, --certificate-authority,
@@ -35,7 +35,7 @@ exit status: 0 no unexplained difference, 1 a difference (the shrunk sequence is
 2 bad arguments, a server or program that cannot be built, started or reached or dies mid-run, or the
 run was interrupted.";
 
-fn resource(v: &str) -> Result<String, String> {
+pub(crate) fn resource(v: &str) -> Result<String, String> {
     let parts: Vec<&str> = v.split('/').collect();
     if (parts.len() == 2 || parts.len() == 3) && parts.iter().all(|p| !p.is_empty()) {
         Ok(v.to_string())
@@ -76,6 +76,10 @@ pub struct HttpArgs {
     /// Judge the server by this k8s.io/apiserver release's rules (default: the release its /version names)
     #[arg(long, value_name = "VERSION", value_parser = parse_apiserver)]
     pub apiserver: Option<ApiServerRelease>,
+    /// Which k8s.io/sample-apiserver release to start (scripts/build-sample-apiserver vX.Y.Z; default:
+    /// the newest built); its k8s.io/apiserver release's rules judge it unless --apiserver says otherwise
+    #[arg(long, value_name = "VERSION", value_parser = release, conflicts_with = "endpoint")]
+    pub sample_apiserver: Option<String>,
     /// Which etcd to start under the sample-apiserver: 3.4 (Debian's 3.4.23), 3.5, 3.6, 3.7 or a
     /// release 3.M.P of those (scripts/install-etcd vX.Y.Z)
     #[arg(long, value_name = "VERSION", default_value = "3.4", value_parser = EtcdToStart::parse, conflicts_with = "endpoint")]
@@ -106,6 +110,15 @@ pub struct HttpArgs {
     /// opaque-rvs)
     #[arg(long, value_name = "MISTAKE", value_parser = mistake, hide = true, conflicts_with = "endpoint")]
     pub server_mistake: Option<String>,
+}
+
+fn release(v: &str) -> Result<String, String> {
+    let parts: Vec<&str> = v.strip_prefix('v').unwrap_or("").split('.').collect();
+    if parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+        Ok(v.to_string())
+    } else {
+        Err(format!("'{v}' is not a release like v0.37.2"))
+    }
 }
 
 fn mistake(v: &str) -> Result<String, String> {
@@ -160,7 +173,7 @@ pub fn conformance(args: &HttpArgs) -> Result<i32, UsageError> {
 }
 
 #[cfg(feature = "apiserver")]
-mod run {
+pub(crate) mod run {
     use std::time::Duration;
 
     use listwatch_model::store::TombstonePolicy;
@@ -176,7 +189,7 @@ mod run {
 
     /// etcd and the sample-apiserver over it, both ours (dropped on every return), the tombstone
     /// policy of that etcd (E4), and the driver's flags for them.
-    type Started = (EtcdProcess, SampleApiServer, TombstonePolicy, Vec<String>, ApiServerRelease);
+    pub type Started = (EtcdProcess, SampleApiServer, TombstonePolicy, Vec<String>, ApiServerRelease);
 
     /// Where a resource's objects live in the server's etcd: the prefix, the group (none for the core
     /// group), the resource, as the generic registry stores them.
@@ -188,32 +201,45 @@ mod run {
         }
     }
 
-    fn start_sample(args: &HttpArgs) -> Result<Started, String> {
-        let (release, binary) = sample::binary().map_err(|e| format!("finding the server: {e}"))?;
+    /// What to start when no endpoint is given: which sample-apiserver release (the newest built when
+    /// none), over which etcd, with which mistake, serving which resource and namespace.
+    #[derive(Clone, Debug)]
+    pub struct SampleToStart<'a> {
+        pub release: Option<&'a str>,
+        pub etcd: &'a crate::conformance::EtcdToStart,
+        pub mistake: Option<&'a str>,
+        pub resource: Option<&'a str>,
+        pub namespace: Option<&'a str>,
+    }
+
+    /// Start etcd and the sample-apiserver over it.
+    pub fn start_sample(args: &SampleToStart<'_>) -> Result<Started, String> {
+        let (release, binary) =
+            sample::binary(args.release).map_err(|e| format!("finding the server: {e}"))?;
         let rules = ApiServerRelease::parse(&release)
             .ok_or_else(|| format!("{}: '{release}' names no release", binary.display()))?;
-        let etcd = EtcdProcess::start_version(&args.etcd, Duration::from_secs(20))
+        let etcd = EtcdProcess::start_version(args.etcd, Duration::from_secs(20))
             .map_err(|e| format!("starting etcd: {e}"))?;
         let tombstones = EtcdStore::connect(&etcd.endpoint)
             .map_err(|e| format!("reaching etcd: {e} (scripts/install-etcd)"))?
             .tombstones();
-        let mistake = args.server_mistake.as_deref();
         let server = SampleApiServer::start(
             &binary,
             &etcd.endpoint,
             gates(&release),
-            mistake,
+            args.mistake,
             Duration::from_secs(60),
         )
         .map_err(|e| format!("starting k8s.io/sample-apiserver {release}: {e}"))?;
+        let resource = args.resource.unwrap_or(FLUNDERS);
         let mut driver = vec![
             format!("--kubeconfig={}", server.kubeconfig.display()),
-            format!("--resource={}", args.resource.as_deref().unwrap_or(FLUNDERS)),
+            format!("--resource={resource}"),
             format!("--other-resource={FISCHERS}"),
             format!("--etcd={}", etcd.endpoint),
-            format!("--etcd-prefix={}", in_etcd(args.resource.as_deref().unwrap_or(FLUNDERS))),
+            format!("--etcd-prefix={}", in_etcd(resource)),
         ];
-        if let Some(ns) = &args.namespace {
+        if let Some(ns) = args.namespace {
             driver.push(format!("--namespace={ns}"));
         }
         Ok((etcd, server, tombstones, driver, rules))
@@ -240,7 +266,13 @@ mod run {
                 };
                 (args.driver_args(), side, TombstonePolicy::KeepAtCompactRev)
             }
-            None => match start_sample(args) {
+            None => match start_sample(&SampleToStart {
+                release: args.sample_apiserver.as_deref(),
+                etcd: &args.etcd,
+                mistake: args.server_mistake.as_deref(),
+                resource: args.resource.as_deref(),
+                namespace: args.namespace.as_deref(),
+            }) {
                 Ok((etcd, server, tombstones, driver_args, rules)) => {
                     let name = match &args.server_mistake {
                         Some(m) => format!("k8s.io/sample-apiserver with the mistake {m} at {}", server.url),

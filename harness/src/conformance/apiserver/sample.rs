@@ -22,11 +22,12 @@ pub const ETCD_PREFIX: &str = "/registry";
 pub const FLUNDERS: &str = "wardle.example.com/v1alpha1/flunders";
 pub const FISCHERS: &str = "wardle.example.com/v1alpha1/fischers";
 
-/// The release built, and its binary: the newest under `target/go/sample-apiserver/`.
-pub fn binary() -> Result<(String, PathBuf), SideError> {
-    super::super::built::releases("sample-apiserver")
-        .pop()
-        .ok_or_else(|| SideError(format!("k8s.io/sample-apiserver is not built: {BUILD_HINT}")))
+/// The release to start and its binary: `wanted`, or the newest under `target/go/sample-apiserver/`.
+pub fn binary(wanted: Option<&str>) -> Result<(String, PathBuf), SideError> {
+    super::super::built::release("sample-apiserver", wanted).ok_or_else(|| {
+        let which = wanted.map_or(String::new(), |v| format!(" {v}"));
+        SideError(format!("k8s.io/sample-apiserver{which} is not built: {BUILD_HINT}{which}"))
+    })
 }
 
 /// The line it prints once it serves.

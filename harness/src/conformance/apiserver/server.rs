@@ -93,12 +93,7 @@ struct GoObj {
 
 /// The k8s.io/apiserver release to run: `wanted`, or the newest built.
 pub fn binary(wanted: Option<&str>) -> Result<(String, PathBuf), SideError> {
-    let releases = built::apiserver_releases();
-    let found = match wanted {
-        Some(v) => releases.into_iter().find(|(name, _)| name == v),
-        None => releases.into_iter().last(),
-    };
-    found.ok_or_else(|| {
+    built::release("apiserver", wanted).ok_or_else(|| {
         let which = wanted.map_or(String::new(), |v| format!(" {v}"));
         SideError(format!("the API server{which} is not built: {BUILD_HINT}{which}"))
     })
