@@ -205,3 +205,16 @@ fn the_known_difference_has_no_rule_of_the_model_yet() {
     let (seq, release) = read(name);
     assert_eq!(model(&seq, release), model(&seq, ApiServerRelease::NEWEST), "{name}: no rule touches it");
 }
+
+/// The known difference over HTTP (README, "The sample-apiserver's releases"): a WATCH with no
+/// resourceVersion and no bookmarks, over an etcd without progress requests, after a write to another
+/// resource. The real server's cacher waits for etcd's revision and sends ERROR 504; the model takes ""
+/// as "0" and opens the watch, with the handler's rules as without. No rule of the model yet.
+#[test]
+fn the_unset_rv_watch_has_no_rule_of_the_model_yet() {
+    let (seq, release) = read("http-v0.37.2.unset-rv-watch-waits-for-etcd-3.4.json");
+    let handler = model_transcript(&seq, ModelSetup { progress_requests: false, ..setup(release, true) });
+    let opened = handler.steps[1].answer == Some(ApiAnswer::WatchOpened);
+    let error = handler.steps[1].messages.values().flatten().any(|m| matches!(m, ApiMsg::Error { .. }));
+    assert!(opened && !error, "{handler:?}");
+}

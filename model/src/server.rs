@@ -498,9 +498,11 @@ impl ApiServer {
             // which is what listwatch's clients send. With "" the defaulted streaming list is a
             // consistent one (no RV: `Cacher.getWatchCacheResourceVersion` takes etcd's current
             // revision, and the cacher waits for it), which differs from "0" only while the cache
-            // lags etcd; `conformance http` cannot hold a server's cache back, and the storage layer
-            // (`conformance apiserver`, whose watch from "" also runs while the cache is held) has no
-            // defaulting: there "" is "0", the cacher's "legacy case".
+            // lags etcd: over an etcd without progress requests, after a write to another resource,
+            // such a watch waits in vain and gets ERROR 504, a known difference of `conformance http`
+            // (`corpus/conformance/http-v0.37.2.unset-rv-watch-waits-for-etcd-3.4.json`). The storage
+            // layer (`conformance apiserver`, whose watch from "" also runs while the cache is held)
+            // has no defaulting: there "" is "0", the cacher's "legacy case".
             Request::Watch { from: WatchFrom::Now, bookmarks: true, .. } if self.watch_list => {
                 self.watch_list(client, ListRv::Any, true, store)
             }

@@ -9,6 +9,7 @@ pub mod check;
 pub mod clients;
 pub mod conformance;
 pub mod simulate;
+pub mod simulate_server;
 pub mod traces;
 
 use std::fmt;

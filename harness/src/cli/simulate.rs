@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use listwatch_model::{FaultKind, FaultKinds, Flaw, Flaws};
 
 use super::clients::{with_clients, ClientChoice};
+use super::simulate_server::ServerChoice;
 use super::UsageError;
 use crate::sim::campaign::{self, Campaign};
 use crate::sim::draw::Narrowing;
@@ -133,6 +134,19 @@ pub struct SimulateArgs {
     /// needs --features kube), optionally `NAME,waiters=N`
     #[arg(long, value_name = "NAME", default_value = "model", value_parser = ClientChoice::parse)]
     pub client: ClientChoice,
+    /// Run the client against a real API server instead of the model's: `sample-apiserver` (started
+    /// here over an etcd of its own, --etcd or 3.6) or a server's URL (with --kubeconfig); needs
+    /// --features apiserver and scripts/build-rest. Not deterministic (README, "Real clients against a
+    /// real server")
+    #[arg(long, value_name = "SERVER", value_parser = ServerChoice::parse)]
+    pub server: Option<ServerChoice>,
+    /// The kubeconfig to reach --server's URL with
+    #[arg(long, value_name = "FILE", requires = "server")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The namespaced resource the world writes and the client lists and watches at --server's URL,
+    /// GROUP/VERSION/RESOURCE (default: ConfigMaps, v1/configmaps)
+    #[arg(long, value_name = "G/V/R", requires = "server", value_parser = super::conformance::http::resource)]
+    pub resource: Option<String>,
 }
 
 impl SimulateArgs {
@@ -168,6 +182,9 @@ impl SimulateArgs {
 
 /// Run `simulate`: 0 when every seed passes, 1 when one fails, 2 when a trace cannot be written.
 pub fn simulate(args: &SimulateArgs) -> Result<i32, UsageError> {
+    if args.server.is_some() {
+        return super::simulate_server::simulate(args);
+    }
     let (c, json) = (args.campaign()?, args.json);
     let summary = match with_clients!(&args.client, k => campaign::run(&c, k)) {
         Ok(s) => s,

@@ -51,6 +51,9 @@ fn load(file: &str) -> Result<(Trace, ClientChoice), String> {
 /// `show FILE [--format text|mermaid|json]`.
 pub fn show(args: &ShowArgs) -> Result<i32, UsageError> {
     let (file, format) = (&args.file, &args.format);
+    if file.ends_with(".frames.json") {
+        return Ok(show_frames(file, format));
+    }
     let (trace, client) = match load(file) {
         Ok(t) => t,
         Err(e) => {
@@ -101,6 +104,45 @@ pub fn show(args: &ShowArgs) -> Result<i32, UsageError> {
     };
     print!("{text}");
     Ok(0)
+}
+
+/// `show FILE.frames.json`: a recorded run (`simulate --server` keeps one for each failing seed), frame
+/// by frame, judged again from the file alone.
+fn show_frames(file: &str, format: &str) -> i32 {
+    if format != "text" {
+        eprintln!(
+            "listwatch: {file}: --format {format} renders traces of steps; a recorded run shows as text"
+        );
+        return 2;
+    }
+    let frames: Vec<listwatch_properties::Frame> =
+        match std::fs::read_to_string(file).map_err(|e| e.to_string()).and_then(|t| {
+            serde_json::from_str(&t).map_err(|e| format!("not a recorded run (a JSON list of frames): {e}"))
+        }) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("listwatch: {file}: {e}");
+                return 2;
+            }
+        };
+    println!(
+        "{file}: a recorded run, {} frames (not replayable: judged again from what it saw)",
+        frames.len()
+    );
+    for (i, frame) in frames.iter().enumerate() {
+        for o in &frame.seen {
+            println!("{i:>4}  {o}");
+        }
+        if let Some(c) = frame.clients.first() {
+            let cache: Vec<String> = c.cache.iter().map(ToString::to_string).collect();
+            println!("        · claims RV {}, cache [{}]", c.resource_version, cache.join(", "));
+        }
+    }
+    match listwatch_properties::judge_frames(&frames) {
+        Some((i, v)) => println!("verdict: {} breaks at frame {i}\n{v}", v.property),
+        None => println!("verdict: every property holds"),
+    }
+    0
 }
 
 /// `replay FILE...`: 0 when every file reproduces its verdict, 1 when one changed, 2 when one cannot be

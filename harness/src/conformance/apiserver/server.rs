@@ -334,6 +334,8 @@ struct Run<'a> {
     numbers: u64,
     /// In a minute's step ([`ApiOp::Minute`]): plain bookmarks are the heartbeats compared.
     minute: bool,
+    /// Every plain bookmark is kept, as a client under test is given them ([`Session`]).
+    all_bookmarks: bool,
 }
 
 impl ServerUnderTest for ApiServerProcess {
@@ -434,18 +436,7 @@ impl ServerUnderTest for ApiServerProcess {
         }
         self.etcd_version = started.version.clone();
         self.server_version = started.server.clone();
-        self.queued.clear();
-        let numbers = self.next_id * 100;
-        let mut run = Run {
-            server: self,
-            base: started.rev,
-            created: BTreeMap::new(),
-            watches: BTreeMap::new(),
-            token: None,
-            highest: 0,
-            numbers,
-            minute: false,
-        };
+        let mut run = Run::new(self, started.rev, false);
         let result = run.transcript(seq, expected);
         let open: Vec<u8> = run.watches.keys().copied().collect();
         for id in open {
@@ -502,6 +493,76 @@ impl ApiServerProcess {
     }
 }
 
+/// A client under test's run against this server (`simulate --server`): operations sent one at a time,
+/// as the client's requests and the world's writes come, and what the server sends on each watch taken
+/// as it arrives, every bookmark among it; no barrier and no expected transcript.
+pub struct Session<'a> {
+    run: Run<'a>,
+}
+
+impl std::fmt::Debug for Session<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Session({:?}, from {})", self.run.server, self.run.base)
+    }
+}
+
+impl ApiServerProcess {
+    /// Begin a session on a fresh start (the run's objects deleted, the revision it starts from read).
+    pub fn session(&mut self) -> Result<Session<'_>, SideError> {
+        let started = self.call("start (a client's run)", serde_json::json!({"op": "start"}))?;
+        if let Some(e) = started.error {
+            return Err(self.not_started(&e.message));
+        }
+        Ok(Session { run: Run::new(self, started.rev, true) })
+    }
+}
+
+impl Session<'_> {
+    /// Carry out `op` and answer it. A watch with `timeout` waits for its end, as in a sequence.
+    pub fn apply(&mut self, op: &ApiOp) -> Result<ApiAnswer, SideError> {
+        self.run.apply(op, &format!("{op}"))
+    }
+
+    /// What watch `id` got since the last call, waiting up to `wait` for a first message.
+    pub fn messages(&mut self, id: u8, wait: Duration) -> Result<Vec<ApiMsg>, SideError> {
+        let deadline = Instant::now() + wait;
+        loop {
+            self.run.absorb(id);
+            let Some(w) = self.run.watches.get_mut(&id) else { return Ok(Vec::new()) };
+            if !w.msgs.is_empty() {
+                return Ok(std::mem::take(&mut w.msgs));
+            }
+            if w.closed || self.run.server.next_line(deadline, "a watch of the client's")?.is_none() {
+                return Ok(Vec::new());
+            }
+        }
+    }
+
+    /// Wait until the server's cache holds the last write (the sequences' barrier).
+    pub fn barrier(&mut self) -> Result<(), SideError> {
+        let synced =
+            self.run.server.call("a barrier of the client's run", serde_json::json!({"op": "sync"}))?;
+        match synced.error {
+            Some(e) => Err(SideError(format!("the barrier of the client's run failed: {}", e.message))),
+            None => Ok(()),
+        }
+    }
+
+    /// The highest revision an answer showed, the run's own.
+    pub fn highest(&self) -> u32 {
+        self.run.highest
+    }
+
+    /// Stop every watch still open.
+    pub fn finish(mut self) -> Result<(), SideError> {
+        let open: Vec<u8> = self.run.watches.keys().copied().collect();
+        for id in open {
+            self.run.stop(id, "the end of the client's run")?;
+        }
+        Ok(())
+    }
+}
+
 /// The k8s.io/apiserver release of a server's `/version` gitVersion (`v1.34.2`, also with a build
 /// suffix such as `+k3s1` or `-eks-1`), if it is one.
 pub fn served_release(git_version: &str) -> Option<ApiServerRelease> {
@@ -518,7 +579,25 @@ fn rv_request(rv: Rv, base: i64) -> (String, &'static str) {
     }
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    /// A run from revision `base` on a server just started, its queued lines dropped; watch numbers
+    /// follow the server's request ids, so none is reused.
+    fn new(server: &'a mut ApiServerProcess, base: i64, all_bookmarks: bool) -> Self {
+        server.queued.clear();
+        let numbers = server.next_id * 100;
+        Run {
+            server,
+            base,
+            created: BTreeMap::new(),
+            watches: BTreeMap::new(),
+            token: None,
+            highest: 0,
+            numbers,
+            minute: false,
+            all_bookmarks,
+        }
+    }
+
     fn local(&self, rev: i64) -> u32 {
         u32::try_from(rev - self.base).unwrap_or(0)
     }
@@ -770,7 +849,9 @@ impl Run<'_> {
                     let w = &self.watches[&id];
                     let after = w.last_event;
                     match rv >= after && rv <= highest.max(after) {
-                        true if self.minute && !w.streaming => ApiMsg::Bookmark { rv },
+                        true if self.all_bookmarks || (self.minute && !w.streaming) => {
+                            ApiMsg::Bookmark { rv }
+                        }
                         true => continue,
                         false => ApiMsg::BadBookmark { rv, after },
                     }

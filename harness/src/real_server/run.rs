@@ -1,0 +1,448 @@
+//! One seed's run of a client under test against a real server: the seed draws the world's steps
+//! (writes, faults at the wire, the client's timers, which answer or message reaches it next), the
+//! server answers for real, and every step's observations and what the client shows after it make a
+//! [`Frame`] the properties judge, as they judge the model's runs.
+//!
+//! It is not deterministic: what the server answers, and when its watch events arrive, is the
+//! server's. The seed fixes the order of the world's choices only. What the run saw is kept as frames
+//! (`.frames.json`), judged again from the file alone.
+//!
+//! The client's connection is the model network's (one connection at a time, C5): a request goes to
+//! the server when the step that answers it is drawn, so writes may come between the two, as on a
+//! real network. The faults act there: a connection broken (`disconnect`), a connection that goes
+//! silent until the client's transport notices (A9, `silent-death`), a client whose consumer falls
+//! behind (C7, `slow-consumer`), and a compaction of the server's etcd (E4), which the server then
+//! answers with its own 410s.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use listwatch_model::{Client, Clients, Config, Effect, Input, Key, Message, Observed, Request, Rev, Timer};
+use listwatch_properties::{judge_frames, Environment, Frame, Shown, Violation};
+
+use super::wire::{self, WATCH};
+use crate::conformance::apiserver::sequence::ApiOp;
+use crate::conformance::apiserver::server::Session;
+use crate::conformance::apiserver::transcript::ApiAnswer;
+use crate::conformance::SideError;
+use crate::sim::rng::Rng;
+
+/// The client under test's id: one client a run.
+const C: listwatch_model::ClientId = listwatch_model::ClientId(0);
+/// How long the heal phase waits for the server's next message before it takes the client's watch
+/// to have everything (after a barrier that saw the server's cache hold the last write).
+const SETTLE_WAIT: Duration = Duration::from_millis(300);
+
+/// How one run is set up.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    pub seed: u64,
+    /// Steps with writes and faults; the heal phase that follows takes at most four times as many.
+    pub steps: u32,
+    /// Objects k00.. the world writes.
+    pub keys: u8,
+    /// Faults at the wire and compactions are drawn.
+    pub faults: bool,
+    /// The server's etcd is the run's to compact.
+    pub compactions: bool,
+    /// Flaws planted in the model reflector, when it is the client.
+    pub flaws: listwatch_model::Flaws,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug)]
+pub enum End {
+    /// Every property held, and after the heal the client came to rest.
+    Rest,
+    /// A property broke at frame `.0`.
+    Broke(usize, Violation),
+    /// The heal phase ran out of steps before the client came to rest.
+    NoRest,
+    /// The client could go no further: why.
+    Halted(String),
+}
+
+/// A finished run: its frames and counts.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub end: End,
+    pub frames: Vec<Frame>,
+    pub writes: u32,
+    pub faults: u32,
+    pub requests: u32,
+    /// 410s the server answered (A4, E4), to a request or on a watch.
+    pub expired: u32,
+}
+
+/// The client's one connection.
+#[derive(Debug, Default)]
+enum Conn {
+    #[default]
+    None,
+    /// Sent, not yet answered: the server sees it when its answer is drawn.
+    Pending(Request),
+    /// A watch the server took: what it sent and the client has not read yet; `silent` once the
+    /// connection died without a word (A9).
+    Watching { queue: VecDeque<Message>, silent: bool },
+}
+
+/// A world step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Answer,
+    Deliver,
+    Timer,
+    Put(u8),
+    Delete(u8),
+    Compact,
+    Break,
+    Silence,
+    Notice,
+    Hold,
+    Release,
+}
+
+struct World<'s, 'a, C: Client> {
+    client: C,
+    session: &'s mut Session<'a>,
+    conn: Conn,
+    live: Vec<bool>,
+    lever: bool,
+    out: Outcome,
+}
+
+/// Run `clients`' client against the server behind `session`, and judge what it saw: the frames
+/// are kept up to the first violation.
+pub fn run<K: Clients>(clients: &K, session: &mut Session<'_>, s: Settings) -> Result<Outcome, SideError> {
+    let mut out = steps(clients, session, s)?;
+    if let Some((i, v)) = judge_frames(&out.frames) {
+        out.frames.truncate(i + 1);
+        out.end = End::Broke(i, v);
+    }
+    Ok(out)
+}
+
+fn steps<K: Clients>(clients: &K, session: &mut Session<'_>, s: Settings) -> Result<Outcome, SideError> {
+    let config = Config { keys: s.keys, flaws: s.flaws, ..Config::default() };
+    let mut client = clients.make(&config, s.seed, C);
+    client.start();
+    let out = Outcome { end: End::Rest, frames: Vec::new(), writes: 0, faults: 0, requests: 0, expired: 0 };
+    let mut w = World {
+        client,
+        session,
+        conn: Conn::None,
+        live: vec![false; usize::from(s.keys)],
+        lever: clients.consumer_lever(),
+        out,
+    };
+    let mut seen = Vec::new();
+    w.drain(&mut seen);
+    let env = Environment { quiet: false, settled: false, caught_up: true, faulty: s.faults };
+    w.frame(seen, env);
+    let mut rng = Rng::new(s.seed);
+    for _ in 0..s.steps {
+        let steps = w.enabled(true, s);
+        if steps.is_empty() {
+            w.poll(SETTLE_WAIT)?;
+            continue;
+        }
+        let step = steps[rng.below(steps.len() as u64) as usize];
+        let seen = w.take(step)?;
+        w.frame(seen, env);
+        if let Some(end) = w.ended() {
+            w.out.end = end;
+            return Ok(w.out);
+        }
+    }
+    // The heal: no writes, no faults. What is in flight goes first; once nothing is, the server's
+    // cache is let take the last write and its watch given time to send the rest; only then is the
+    // client judged settled, and its timers fire when it is not at rest.
+    let quiet = Environment { quiet: true, ..env };
+    for _ in 0..s.steps.saturating_mul(4).max(50) {
+        let steps = w.enabled(false, s);
+        let in_flight = [Step::Answer, Step::Deliver, Step::Release, Step::Notice];
+        if let Some(step) = in_flight.into_iter().find(|st| steps.contains(st)) {
+            let seen = w.take(step)?;
+            w.frame(seen, quiet);
+        } else {
+            w.barrier()?;
+            w.poll(SETTLE_WAIT)?;
+            if w.queue_empty() {
+                // A second look, for a server slow to send under load.
+                w.poll(SETTLE_WAIT * 3)?;
+            }
+            if !w.queue_empty() {
+                continue;
+            }
+            w.frame(Vec::new(), Environment { settled: true, ..quiet });
+            if w.resting() {
+                return Ok(w.out);
+            }
+            if !steps.contains(&Step::Timer) {
+                break;
+            }
+            let seen = w.take(Step::Timer)?;
+            w.frame(seen, quiet);
+        }
+        if let Some(end) = w.ended() {
+            w.out.end = end;
+            return Ok(w.out);
+        }
+    }
+    w.out.end = End::NoRest;
+    Ok(w.out)
+}
+
+impl<C: Client> World<'_, '_, C> {
+    fn queue_empty(&self) -> bool {
+        match &self.conn {
+            Conn::Watching { queue, .. } => queue.is_empty(),
+            Conn::Pending(_) => false,
+            Conn::None => true,
+        }
+    }
+
+    /// What the server sent on the watch since the last look, waiting up to `wait` for it.
+    fn poll(&mut self, wait: Duration) -> Result<(), SideError> {
+        if let Conn::Watching { queue, silent: false } = &mut self.conn {
+            for m in self.session.messages(WATCH, wait)? {
+                queue.push_back(wire::message(&m));
+            }
+        }
+        Ok(())
+    }
+
+    fn barrier(&mut self) -> Result<(), SideError> {
+        self.session.barrier()
+    }
+
+    fn enabled(&mut self, safety: bool, s: Settings) -> Vec<Step> {
+        let _ = self.poll(Duration::ZERO);
+        let mut steps = Vec::new();
+        match &self.conn {
+            Conn::Pending(_) => steps.push(Step::Answer),
+            Conn::Watching { queue, silent } => {
+                if !queue.is_empty() && !silent {
+                    steps.push(Step::Deliver);
+                }
+                if *silent && self.client.dead_connection_noticed_after().is_some() {
+                    steps.push(Step::Notice);
+                }
+            }
+            Conn::None => {}
+        }
+        if self.client.consumer_held() {
+            steps.push(Step::Release);
+        }
+        if self.client.next_timer().is_some() {
+            steps.push(Step::Timer);
+        }
+        if safety {
+            for k in 0..s.keys {
+                steps.push(Step::Put(k));
+                if self.live[usize::from(k)] {
+                    steps.push(Step::Delete(k));
+                }
+            }
+            if s.faults {
+                if !matches!(self.conn, Conn::None) {
+                    steps.push(Step::Break);
+                }
+                // A connection may die silently under any client; whether it notices is the client's.
+                if matches!(self.conn, Conn::Watching { silent: false, .. }) {
+                    steps.push(Step::Silence);
+                }
+                if self.lever && self.client.can_move_consumer() && !self.client.consumer_held() {
+                    steps.push(Step::Hold);
+                }
+                if s.compactions && self.session.highest() > 0 {
+                    steps.push(Step::Compact);
+                }
+            }
+        }
+        steps
+    }
+
+    /// Take one step; what it showed.
+    fn take(&mut self, step: Step) -> Result<Vec<Observed>, SideError> {
+        let mut seen = Vec::new();
+        match step {
+            Step::Answer => {
+                let Conn::Pending(request) = std::mem::take(&mut self.conn) else { return Ok(seen) };
+                seen.push(Observed::Routed { client: C, server: listwatch_model::ServerId(0) });
+                let answer = self.session.apply(&wire::op(&request))?;
+                if matches!(answer, ApiAnswer::Failed { code: 410 }) {
+                    self.out.expired += 1;
+                }
+                match wire::answer(&answer, request.is_list()) {
+                    Some(message) => self.receive(message, &mut seen),
+                    None => {
+                        self.conn = Conn::Watching { queue: VecDeque::new(), silent: false };
+                        self.client.handle(Input::Opened);
+                        self.drain(&mut seen);
+                    }
+                }
+            }
+            Step::Deliver => {
+                let Conn::Watching { queue, .. } = &mut self.conn else { return Ok(seen) };
+                if let Some(message) = queue.pop_front() {
+                    if let Message::End(_) = message {
+                        self.conn = Conn::None;
+                    }
+                    if matches!(
+                        message,
+                        Message::Event(listwatch_model::WatchEvent::Error(
+                            listwatch_model::ApiError::Expired
+                        ))
+                    ) {
+                        self.out.expired += 1;
+                    }
+                    self.receive(message, &mut seen);
+                }
+            }
+            Step::Timer => {
+                if let Some((timer, after_ms)) = self.client.next_timer() {
+                    seen.push(Observed::TimerFired { client: C, timer, after_ms });
+                    self.client.handle(Input::Timer(timer));
+                    self.drain(&mut seen);
+                }
+            }
+            Step::Put(k) | Step::Delete(k) => {
+                let delete = matches!(step, Step::Delete(_));
+                let op = if delete { ApiOp::Delete { key: k } } else { ApiOp::Put { key: k, other: false } };
+                let (rev, keys) = match self.session.apply(&op)? {
+                    ApiAnswer::Written { rev } => (rev, vec![k]),
+                    ApiAnswer::Deleted { rev, keys, .. } => (rev, keys),
+                    other => return Err(SideError(format!("the server answered {op} with {other:?}"))),
+                };
+                for key in keys {
+                    self.live[usize::from(key)] = !delete;
+                    seen.push(Observed::Wrote { rev: Rev(rev), key: Key(key), deleted: delete });
+                }
+                self.out.writes += 1;
+            }
+            Step::Compact => {
+                let rev = self.session.highest();
+                if let ApiAnswer::Compacted { rev } = self.session.apply(&ApiOp::Compact { rev })? {
+                    seen.push(Observed::Compacted { rev: Rev(rev) });
+                    self.out.faults += 1;
+                }
+            }
+            Step::Break => {
+                self.close()?;
+                self.out.faults += 1;
+                seen.push(Observed::Broken { client: C });
+                self.client.handle(Input::Broken);
+                self.drain(&mut seen);
+            }
+            Step::Silence => {
+                if let Conn::Watching { silent, .. } = &mut self.conn {
+                    *silent = true;
+                    self.out.faults += 1;
+                }
+            }
+            Step::Notice => {
+                if let Some(after_ms) = self.client.dead_connection_noticed_after() {
+                    seen.push(Observed::SilenceNoticed { client: C, after_ms });
+                    self.client.elapse(after_ms);
+                    self.close()?;
+                    seen.push(Observed::Broken { client: C });
+                    self.client.handle(Input::Broken);
+                    self.drain(&mut seen);
+                }
+            }
+            Step::Hold => {
+                self.client.handle(Input::Hold);
+                self.out.faults += 1;
+                self.drain(&mut seen);
+            }
+            Step::Release => {
+                self.client.handle(Input::Release);
+                self.drain(&mut seen);
+            }
+        }
+        Ok(seen)
+    }
+
+    /// Close the connection, stopping the server's watch on it.
+    fn close(&mut self) -> Result<(), SideError> {
+        if let Conn::Watching { .. } = std::mem::take(&mut self.conn) {
+            self.session.apply(&ApiOp::Stop { id: WATCH })?;
+        }
+        Ok(())
+    }
+
+    fn receive(&mut self, message: Message, seen: &mut Vec<Observed>) {
+        seen.push(Observed::Received { client: C, message: message.clone() });
+        self.client.handle(Input::Message(message));
+        self.drain(seen);
+    }
+
+    /// Carry out what the client asked for (the model's `System::drain`, on this connection).
+    fn drain(&mut self, seen: &mut Vec<Observed>) {
+        while let Some(effect) = self.client.poll_effect() {
+            match effect {
+                Effect::Send(request) => {
+                    if !matches!(self.conn, Conn::None) {
+                        let _ = self.close();
+                        seen.push(Observed::LeftOpen { client: C });
+                    }
+                    seen.push(Observed::Sent { client: C, request });
+                    self.out.requests += 1;
+                    self.conn = Conn::Pending(request);
+                }
+                Effect::Cancel => {
+                    if !matches!(self.conn, Conn::None) {
+                        let _ = self.close();
+                        seen.push(Observed::Cancelled { client: C });
+                    }
+                }
+                Effect::Notify(notification) => {
+                    seen.push(Observed::Notified { client: C, handler: 0, notification })
+                }
+                Effect::NotifyAnother { handler, notification } => {
+                    seen.push(Observed::Notified { client: C, handler, notification })
+                }
+                Effect::Tell => seen.push(Observed::Told { client: C }),
+            }
+        }
+    }
+
+    /// What the client shows now (the model's `System::view`, on this connection).
+    fn shown(&self) -> Shown {
+        let c = &self.client;
+        let unread = c.unread();
+        let between_events = self.queue_empty() && !unread && !c.queued();
+        Shown {
+            resource_version: c.resource_version(),
+            synced: c.has_synced(),
+            between_events,
+            unread,
+            readiness_pending: c.readiness_pending() && c.next_timer().is_some_and(|(t, _)| t == Timer::Poll),
+            watch_at_rest: between_events && matches!(self.conn, Conn::Watching { silent: false, .. }),
+            connected: !matches!(self.conn, Conn::None),
+            scheduled: c.has_timer()
+                || (matches!(self.conn, Conn::Watching { silent: true, .. })
+                    && c.dead_connection_noticed_after().is_some()),
+            queued: c.queued(),
+            handlers_behind: c.handlers_behind(),
+            handlers: c.handlers(),
+            cache: c.cache().objects().copied().collect(),
+        }
+    }
+
+    fn resting(&self) -> bool {
+        let s = self.shown();
+        s.watch_at_rest || (!s.connected && !s.scheduled && !s.queued)
+    }
+
+    fn frame(&mut self, seen: Vec<Observed>, environment: Environment) {
+        let clients = vec![self.shown()];
+        self.out.frames.push(Frame { seen, environment, clients });
+    }
+
+    /// Whether the client can go no further.
+    fn ended(&self) -> Option<End> {
+        self.client.halted().or_else(|| self.client.gone()).map(End::Halted)
+    }
+}

@@ -1,0 +1,131 @@
+//! Clients under test against a real server (`simulate --server`): k8s.io/sample-apiserver started by
+//! listwatch answers the client's requests, and the same properties judge what the client did and
+//! showed. The correct model reflector passes; planted flaws are caught, their runs kept as frames
+//! that `show` reads and the properties judge again from the file. These tests need etcd, the REST
+//! driver, the sample-apiserver and a build with the `apiserver` feature: `scripts/install-etcd
+//! v3.6.16`, `scripts/build-rest`, `scripts/build-sample-apiserver`, then `cargo test -p
+//! listwatch-harness --features apiserver --test simulate_server` (which `.ci/run` does). The plain
+//! `cargo test` reports them as ignored.
+
+#[cfg(not(feature = "apiserver"))]
+#[test]
+#[ignore = "needs etcd, the REST driver and the sample-apiserver: scripts/install-etcd v3.6.16, scripts/build-rest, scripts/build-sample-apiserver, then cargo test -p listwatch-harness --features apiserver --test simulate_server"]
+fn the_model_reflector_against_the_sample_apiserver() {}
+
+#[cfg(feature = "apiserver")]
+mod with_apiserver {
+    use std::path::Path;
+    use std::process::{Command, Output};
+
+    use listwatch_properties::{judge_frames, Frame, Property};
+
+    fn simulate(out: &Path, extra: &[&str]) -> Output {
+        let out = out.display().to_string();
+        let mut words = vec!["simulate", "--server", "sample-apiserver", "--steps", "60", "--out", &out];
+        words.extend_from_slice(extra);
+        Command::new(env!("CARGO_BIN_EXE_listwatch")).args(&words).output().expect("listwatch runs")
+    }
+
+    fn stdout(o: &Output) -> String {
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    #[test]
+    fn the_correct_model_reflector_comes_to_rest_against_the_sample_apiserver() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let out = simulate(dir.path(), &["--seeds", "4"]);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("model against k8s.io/sample-apiserver v0.37.2"), "{text}");
+        assert!(text.contains("not deterministic"), "the run says what it cannot promise: {text}");
+        assert!(text.contains("4 seeds: 4 came to rest with every property held, 0 failed"), "{text}");
+        // The world wrote and faulted, and the client sent requests the server answered.
+        let seed0 = text.lines().find(|l| l.starts_with("seed 0:")).expect("a line for seed 0");
+        assert!(!seed0.contains(" 0 writes") && !seed0.contains(" 0 requests"), "{seed0}");
+        assert!(std::fs::read_dir(dir.path()).map_or(true, |mut d| d.next().is_none()), "no failure written");
+    }
+
+    /// The flaws of the model reflector that a real server's answers and the wire's faults show: the
+    /// reflector that stops at a broken watch (seed 003), the relist that keeps objects the LIST no
+    /// longer has (seed 001), the transport that never notices a silent connection (kubernetes#87615).
+    #[test]
+    fn planted_flaws_are_caught_against_the_sample_apiserver_and_kept_as_frames() {
+        for (flaw, property) in [
+            ("stop-on-close", Property::Converges),
+            ("replace-keeps-missing", Property::NoResurrectedDelete),
+            ("no-idle-detection", Property::StaleBounded),
+        ] {
+            let dir = tempfile::tempdir().expect("a temporary directory");
+            let out = simulate(dir.path(), &["--seeds", "5", "--flaw", flaw]);
+            let text = stdout(&out);
+            assert_eq!(out.status.code(), Some(1), "{flaw}: {text}");
+            let name = property.to_string();
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("seed ") && l.contains(&format!("{name} breaks")))
+                .unwrap_or_else(|| panic!("{flaw}: no seed breaks {name}: {text}"));
+            let seed: u64 =
+                line["seed ".len()..].split(':').next().and_then(|s| s.parse().ok()).expect("a seed");
+            let file = dir.path().join(format!("server-seed-{seed}.frames.json"));
+            let frames: Vec<Frame> =
+                serde_json::from_str(&std::fs::read_to_string(&file).expect("the frames are kept"))
+                    .expect("frames");
+            let (at, v) = judge_frames(&frames).expect("the file alone shows the violation");
+            assert_eq!((v.property, at), (property, frames.len() - 1), "{flaw}");
+            let shown = Command::new(env!("CARGO_BIN_EXE_listwatch"))
+                .args(["show", &file.display().to_string()])
+                .output()
+                .expect("show runs");
+            let shown = stdout(&shown);
+            assert!(shown.contains(&format!("verdict: {name} breaks at frame {at}")), "{flaw}: {shown}");
+        }
+    }
+
+    /// A server someone else runs, reached at its URL through its kubeconfig, on the resource named.
+    #[test]
+    fn a_server_at_its_url_is_reached_through_its_kubeconfig() {
+        use std::time::Duration;
+
+        use listwatch_harness::conformance::apiserver::sample::{self, SampleApiServer};
+        use listwatch_harness::conformance::etcd::EtcdProcess;
+        use listwatch_harness::conformance::EtcdToStart;
+
+        let within = Duration::from_secs(20);
+        let etcd = EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), within)
+            .expect("etcd starts (scripts/install-etcd v3.6.16)");
+        let (_, binary) = sample::binary(None).expect("scripts/build-sample-apiserver");
+        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", None, Duration::from_secs(60))
+            .expect("the sample-apiserver starts");
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let (out_dir, kubeconfig) =
+            (dir.path().display().to_string(), server.kubeconfig.display().to_string());
+        let out = Command::new(env!("CARGO_BIN_EXE_listwatch"))
+            .args(["simulate", "--server", &server.url, "--kubeconfig", &kubeconfig])
+            .args(["--resource", "wardle.example.com/v1alpha1/flunders", "--seeds", "2", "--steps", "40"])
+            .args(["--out", &out_dir])
+            .output()
+            .expect("listwatch runs");
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains(&format!("against {}", server.url)), "{text}");
+        assert!(!text.contains("started by listwatch"), "{text}");
+        assert!(text.contains("2 seeds: 2 came to rest with every property held, 0 failed"), "{text}");
+    }
+
+    #[test]
+    fn flags_a_real_server_cannot_take_are_refused_in_one_line() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let out = simulate(dir.path(), &["--shard", "1/2"]);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("--shard: not with --server"), "{err}");
+        let out = Command::new(env!("CARGO_BIN_EXE_listwatch"))
+            .args(["simulate", "--server", "ftp://somewhere"])
+            .output()
+            .expect("listwatch runs");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("neither sample-apiserver nor a URL"), "{err}");
+    }
+}
