@@ -136,12 +136,12 @@ fn steps<K: Clients>(clients: &K, session: &mut Session<'_>, s: Settings) -> Res
         out,
     };
     let mut seen = Vec::new();
-    w.drain(&mut seen);
+    w.drain(&mut seen)?;
     let env = Environment { quiet: false, settled: false, caught_up: true, faulty: s.faults };
     w.frame(seen, env);
     let mut rng = Rng::new(s.seed);
     for _ in 0..s.steps {
-        let steps = w.enabled(true, s);
+        let steps = w.enabled(true, s)?;
         if steps.is_empty() {
             w.poll(SETTLE_WAIT)?;
             continue;
@@ -159,7 +159,7 @@ fn steps<K: Clients>(clients: &K, session: &mut Session<'_>, s: Settings) -> Res
     // client judged settled, and its timers fire when it is not at rest.
     let quiet = Environment { quiet: true, ..env };
     for _ in 0..s.steps.saturating_mul(4).max(50) {
-        let steps = w.enabled(false, s);
+        let steps = w.enabled(false, s)?;
         let in_flight = [Step::Answer, Step::Deliver, Step::Release, Step::Notice];
         if let Some(step) = in_flight.into_iter().find(|st| steps.contains(st)) {
             let seen = w.take(step)?;
@@ -216,8 +216,9 @@ impl<C: Client> World<'_, '_, C> {
         self.session.barrier()
     }
 
-    fn enabled(&mut self, safety: bool, s: Settings) -> Vec<Step> {
-        let _ = self.poll(Duration::ZERO);
+    /// The steps the world may take now, after a look at what the server sent meanwhile.
+    fn enabled(&mut self, safety: bool, s: Settings) -> Result<Vec<Step>, SideError> {
+        self.poll(Duration::ZERO)?;
         let mut steps = Vec::new();
         match &self.conn {
             Conn::Pending(_) => steps.push(Step::Answer),
@@ -260,7 +261,7 @@ impl<C: Client> World<'_, '_, C> {
                 }
             }
         }
-        steps
+        Ok(steps)
     }
 
     /// Take one step; what it showed.
@@ -275,11 +276,11 @@ impl<C: Client> World<'_, '_, C> {
                     self.out.expired += 1;
                 }
                 match wire::answer(&answer, request.is_list()) {
-                    Some(message) => self.receive(message, &mut seen),
+                    Some(message) => self.receive(message, &mut seen)?,
                     None => {
                         self.conn = Conn::Watching { queue: VecDeque::new(), silent: false };
                         self.client.handle(Input::Opened);
-                        self.drain(&mut seen);
+                        self.drain(&mut seen)?;
                     }
                 }
             }
@@ -297,14 +298,14 @@ impl<C: Client> World<'_, '_, C> {
                     ) {
                         self.out.expired += 1;
                     }
-                    self.receive(message, &mut seen);
+                    self.receive(message, &mut seen)?;
                 }
             }
             Step::Timer => {
                 if let Some((timer, after_ms)) = self.client.next_timer() {
                     seen.push(Observed::TimerFired { client: C, timer, after_ms });
                     self.client.handle(Input::Timer(timer));
-                    self.drain(&mut seen);
+                    self.drain(&mut seen)?;
                 }
             }
             Step::Put(k) | Step::Delete(k) => {
@@ -333,7 +334,7 @@ impl<C: Client> World<'_, '_, C> {
                 self.out.faults += 1;
                 seen.push(Observed::Broken { client: C });
                 self.client.handle(Input::Broken);
-                self.drain(&mut seen);
+                self.drain(&mut seen)?;
             }
             Step::Silence => {
                 if let Conn::Watching { silent, .. } = &mut self.conn {
@@ -348,17 +349,17 @@ impl<C: Client> World<'_, '_, C> {
                     self.close()?;
                     seen.push(Observed::Broken { client: C });
                     self.client.handle(Input::Broken);
-                    self.drain(&mut seen);
+                    self.drain(&mut seen)?;
                 }
             }
             Step::Hold => {
                 self.client.handle(Input::Hold);
                 self.out.faults += 1;
-                self.drain(&mut seen);
+                self.drain(&mut seen)?;
             }
             Step::Release => {
                 self.client.handle(Input::Release);
-                self.drain(&mut seen);
+                self.drain(&mut seen)?;
             }
         }
         Ok(seen)
@@ -372,19 +373,19 @@ impl<C: Client> World<'_, '_, C> {
         Ok(())
     }
 
-    fn receive(&mut self, message: Message, seen: &mut Vec<Observed>) {
+    fn receive(&mut self, message: Message, seen: &mut Vec<Observed>) -> Result<(), SideError> {
         seen.push(Observed::Received { client: C, message: message.clone() });
         self.client.handle(Input::Message(message));
-        self.drain(seen);
+        self.drain(seen)
     }
 
     /// Carry out what the client asked for (the model's `System::drain`, on this connection).
-    fn drain(&mut self, seen: &mut Vec<Observed>) {
+    fn drain(&mut self, seen: &mut Vec<Observed>) -> Result<(), SideError> {
         while let Some(effect) = self.client.poll_effect() {
             match effect {
                 Effect::Send(request) => {
                     if !matches!(self.conn, Conn::None) {
-                        let _ = self.close();
+                        self.close()?;
                         seen.push(Observed::LeftOpen { client: C });
                     }
                     seen.push(Observed::Sent { client: C, request });
@@ -393,7 +394,7 @@ impl<C: Client> World<'_, '_, C> {
                 }
                 Effect::Cancel => {
                     if !matches!(self.conn, Conn::None) {
-                        let _ = self.close();
+                        self.close()?;
                         seen.push(Observed::Cancelled { client: C });
                     }
                 }
@@ -406,6 +407,7 @@ impl<C: Client> World<'_, '_, C> {
                 Effect::Tell => seen.push(Observed::Told { client: C }),
             }
         }
+        Ok(())
     }
 
     /// What the client shows now (the model's `System::view`, on this connection).
