@@ -137,6 +137,20 @@ fn conformance_arguments_are_checked_before_etcd_is_needed() {
         (&["conformance", "apiserver", "--etcd", "3.4.30"], "--etcd: '3.4.30': the only etcd 3.4"),
         (&["check", "--etcd", "3.8"], "--etcd: '3.8' is not an etcd release"),
         (&["simulate", "--etcd", "three"], "--etcd: 'three' is not an etcd release"),
+        (
+            &[
+                "conformance",
+                "http",
+                "--replay",
+                concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../corpus/conformance/apiserver-v0.27.16.heartbeat-dropped-before-first-event.json"
+                ),
+            ],
+            "step 1 (a minute passes on the cacher's clock) needs the in-process watch cache",
+        ),
+        (&["simulate", "--server", "ftp://host"], "neither sample-apiserver nor a URL"),
+        (&["simulate", "--server", "sample-apiserver", "--json"], "--json: not with --server"),
     ] {
         let out = listwatch(words);
         let stderr = String::from_utf8_lossy(&out.stderr);

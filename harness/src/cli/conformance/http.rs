@@ -130,6 +130,26 @@ fn mistake(v: &str) -> Result<String, String> {
     }
 }
 
+/// Refuse a sequence with a step only the in-process watch cache takes (`conformance apiserver`'s):
+/// over HTTP the run can neither hold a server's cache back, make it relist, nor move its clock.
+fn over_http(
+    path: &std::path::Path,
+    seq: &crate::conformance::apiserver::ApiSequence,
+) -> Result<(), UsageError> {
+    use crate::conformance::apiserver::ApiOp;
+    let cache_only = |op: &ApiOp| {
+        matches!(op, ApiOp::HoldCache | ApiOp::ReleaseCache | ApiOp::RelistCache | ApiOp::Minute)
+    };
+    match seq.ops.iter().enumerate().find(|(_, op)| cache_only(op)) {
+        Some((i, op)) => Err(UsageError(format!(
+            "{}: step {i} ({op}) needs the in-process watch cache: over HTTP a run cannot hold, relist or \
+             move a server's cache (run it with conformance apiserver --replay)",
+            path.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
 impl HttpArgs {
     /// The REST driver's flags for a server someone else runs: where it is and how to reach it.
     pub fn driver_args(&self) -> Vec<String> {
@@ -156,7 +176,7 @@ impl HttpArgs {
 #[cfg(not(feature = "apiserver"))]
 pub fn conformance(args: &HttpArgs) -> Result<i32, UsageError> {
     if let Some(path) = &args.replay {
-        read_sequence(path)?;
+        over_http(path, &read_sequence(path)?)?;
     }
     Err(UsageError(
         "conformance http: this listwatch was built without the apiserver feature; run scripts/build-rest \
@@ -169,6 +189,9 @@ pub fn conformance(args: &HttpArgs) -> Result<i32, UsageError> {
 #[cfg(feature = "apiserver")]
 pub fn conformance(args: &HttpArgs) -> Result<i32, UsageError> {
     let replay = args.replay.as_ref().map(|p| read_sequence(p).map(|s| (p.clone(), s))).transpose()?;
+    if let Some((path, seq)) = &replay {
+        over_http(path, seq)?;
+    }
     Ok(run::http(args, replay))
 }
 
