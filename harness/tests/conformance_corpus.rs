@@ -206,15 +206,27 @@ fn the_known_difference_has_no_rule_of_the_model_yet() {
     assert_eq!(model(&seq, release), model(&seq, ApiServerRelease::NEWEST), "{name}: no rule touches it");
 }
 
-/// The known difference over HTTP (README, "The sample-apiserver's releases"): a WATCH with no
-/// resourceVersion and no bookmarks, over an etcd without progress requests, after a write to another
-/// resource. The real server's cacher waits for etcd's revision and sends ERROR 504; the model takes ""
-/// as "0" and opens the watch, with the handler's rules as without. No rule of the model yet.
+/// A3, A12 over HTTP (found by `conformance http` over etcd 3.4.23): a WATCH with no resourceVersion
+/// and no bookmarks, after a write to another resource. The handler defaults it to a consistent
+/// streaming list, whose cacher waits for etcd's revision: over an etcd without progress requests it
+/// waits in vain and gets ERROR 504 (`ApiServer::serve_watch_without_rv`). The same watch opens where
+/// etcd answers progress requests, where the gate is off (v0.33), and at the storage layer.
 #[test]
-fn the_unset_rv_watch_has_no_rule_of_the_model_yet() {
+fn the_unset_rv_watch_waits_for_etcd_over_http() {
     let (seq, release) = read("http-v0.37.2.unset-rv-watch-waits-for-etcd-3.4.json");
-    let handler = model_transcript(&seq, ModelSetup { progress_requests: false, ..setup(release, true) });
-    let opened = handler.steps[1].answer == Some(ApiAnswer::WatchOpened);
-    let error = handler.steps[1].messages.values().flatten().any(|m| matches!(m, ApiMsg::Error { .. }));
-    assert!(opened && !error, "{handler:?}");
+    let over = |release: ApiServerRelease, handlers: bool, progress_requests: bool| {
+        model_transcript(&seq, ModelSetup { progress_requests, ..setup(release, handlers) })
+    };
+    let error =
+        |t: &ApiTranscript| t.steps[1].messages.values().flatten().any(|m| *m == ApiMsg::Error { code: 504 });
+    let opened = |t: &ApiTranscript| t.steps[1].answer == Some(ApiAnswer::WatchOpened);
+    let waited = over(release, true, false);
+    assert!(opened(&waited) && error(&waited), "{waited:?}");
+    for (what, t) in [
+        ("etcd with progress requests", over(release, true, true)),
+        ("the gate off", over(ApiServerRelease::new(33, 13), true, false)),
+        ("the storage layer", over(release, false, false)),
+    ] {
+        assert!(opened(&t) && !error(&t), "{what}: {t:?}");
+    }
 }

@@ -292,9 +292,9 @@ impl ModelServer {
                 }
                 None => ApiAnswer::Nothing,
             },
-            ApiOp::Watch { id, from, bookmarks, timeout, .. } => {
+            ApiOp::Watch { id, from, unset, bookmarks, timeout } => {
                 self.server.forget(ClientId(id));
-                // A3: rv unset is "0". The cacher serves a watch with no resourceVersion and no
+                // A3: rv unset is "0" at the storage layer. The cacher serves a watch with no resourceVersion and no
                 // sendInitialEvents from its cache as from "0" ("legacy case",
                 // Cacher.getWatchCacheResourceVersion; k8s.io/apiserver v0.29.6 to v0.37.2; before,
                 // `Cacher.Watch` parses an empty RV as 0, read at v0.25.16), unless
@@ -303,7 +303,11 @@ impl ModelServer {
                 let asked = from.map(Rev);
                 let from = asked.map_or(WatchFrom::Now, WatchFrom::Rv);
                 let timeout_secs = u32::from(timeout);
-                let out = if self.setup.handlers {
+                let out = if self.setup.handlers && unset {
+                    // Over HTTP, "" is not "0" (`ApiServer::serve_watch_without_rv`).
+                    self.heartbeats.closed(ClientId(id));
+                    self.server.serve_watch_without_rv(ClientId(id), timeout_secs, bookmarks, &self.store)
+                } else if self.setup.handlers {
                     self.heartbeats.closed(ClientId(id));
                     let request = Request::Watch { from, timeout_secs, bookmarks };
                     self.server.serve(ClientId(id), request, &self.store)
