@@ -337,8 +337,10 @@ impl<C: Client> World<'_, '_, C> {
                 self.drain(&mut seen)?;
             }
             Step::Silence => {
-                if let Conn::Watching { silent, .. } = &mut self.conn {
+                // What the dead connection still held is lost with it, as the model's network loses it.
+                if let Conn::Watching { silent, queue } = &mut self.conn {
                     *silent = true;
+                    queue.clear();
                     self.out.faults += 1;
                 }
             }
