@@ -279,14 +279,7 @@ pub(crate) mod run {
         let mut started = None;
         let (driver_args, side, tombstones) = match &args.endpoint {
             Some(url) => {
-                let side = RestSide {
-                    name: url.clone(),
-                    rules: args.apiserver,
-                    other: false,
-                    etcd: false,
-                    watch_list_refused: None,
-                    ignores_limit: false,
-                };
+                let side = RestSide::reached(url.clone(), args.apiserver);
                 (args.driver_args(), side, TombstonePolicy::KeepAtCompactRev)
             }
             None => match start_sample(&SampleToStart {
@@ -301,14 +294,7 @@ pub(crate) mod run {
                         Some(m) => format!("k8s.io/sample-apiserver with the mistake {m} at {}", server.url),
                         None => format!("k8s.io/sample-apiserver at {}", server.url),
                     };
-                    let side = RestSide {
-                        name,
-                        rules: Some(args.apiserver.unwrap_or(rules)),
-                        other: true,
-                        etcd: true,
-                        watch_list_refused: None,
-                        ignores_limit: false,
-                    };
+                    let side = RestSide::started(name, Some(args.apiserver.unwrap_or(rules)));
                     started = Some((etcd, server));
                     (driver_args, side, tombstones)
                 }

@@ -124,6 +124,19 @@ pub struct RestSide {
     pub ignores_limit: bool,
 }
 
+impl RestSide {
+    /// A server the run reaches only over HTTP: one resource to write, its etcd out of reach. What
+    /// it refuses or ignores is probed when the run connects.
+    pub fn reached(name: String, rules: Option<ApiServerRelease>) -> RestSide {
+        RestSide { name, rules, other: false, etcd: false, watch_list_refused: None, ignores_limit: false }
+    }
+
+    /// A server the run started: a second resource to write, and its etcd to compact.
+    pub fn started(name: String, rules: Option<ApiServerRelease>) -> RestSide {
+        RestSide { other: true, etcd: true, ..RestSide::reached(name, rules) }
+    }
+}
+
 /// A running server under test.
 pub struct ApiServerProcess {
     side: Side,
