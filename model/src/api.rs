@@ -351,6 +351,18 @@ pub enum Message {
     End(WatchEnd),
 }
 
+impl Message {
+    /// What a request refused with `error` before it reached a server's storage gets: a failed LIST,
+    /// or a WATCH refused before its stream opened.
+    pub fn refused(request: &Request, error: ApiError) -> Message {
+        if request.is_list() {
+            Message::List(Err(error))
+        } else {
+            Message::WatchRefused(error)
+        }
+    }
+}
+
 impl fmt::Display for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -91,6 +91,12 @@ pub trait Client: fmt::Debug {
     fn dead_connection_noticed_after(&self) -> Option<Millis> {
         None
     }
+    /// A9: when the client gives up its silently dead connection as the next thing it does: its
+    /// transport's bound, unless a timer of its own is armed to fire sooner (that one goes first).
+    fn dead_connection_noticed_next(&self) -> Option<Millis> {
+        let bound = self.dead_connection_noticed_after()?;
+        self.next_timer().is_none_or(|(_, after)| after >= bound).then_some(bound)
+    }
     /// Whether something delivered to the client still waits to be read by it (bytes in its socket
     /// buffer while it sleeps a backoff, say). The model reflector reads what arrives at once.
     fn unread(&self) -> bool {

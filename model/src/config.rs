@@ -1,6 +1,6 @@
 //! The scope of a system (how many keys, writes, faults, servers, ...) and which flaws are on.
 
-use crate::api::ApiError;
+use crate::api::{ApiError, Request};
 use crate::flaw::Flaws;
 use crate::reflector::ReflectorConfig;
 use crate::store::TombstonePolicy;
@@ -98,6 +98,26 @@ impl FaultKind {
         (FaultKind::GatewayTimeout, ApiError::GatewayTimeout),
         (FaultKind::TruncatedBody, ApiError::Truncated),
     ];
+
+    /// What an unrouted request may be answered with instead of reaching a server's storage, each with
+    /// its kind: 429, 500, a refused connection, and the statuses a server or a proxy in front of it
+    /// answers with (A15). A 410 as a status answers only a WATCH from an RV (A4: a LIST's 410 is
+    /// A2's, from the store, and a WATCH that asks for no history cannot be too old); a body cut
+    /// short, a LIST only (a WATCH's is a broken stream: a disconnect).
+    pub fn refusals(request: &Request) -> impl Iterator<Item = (FaultKind, ApiError)> + '_ {
+        [
+            (FaultKind::TooManyRequests, ApiError::TooManyRequests),
+            (FaultKind::InternalError, ApiError::InternalError),
+            (FaultKind::ConnectionRefused, ApiError::ConnectionRefused),
+        ]
+        .into_iter()
+        .chain(FaultKind::STATUSES)
+        .filter(|(_, error)| match error {
+            ApiError::Expired => request.watches_history(),
+            ApiError::Truncated => request.is_list(),
+            _ => true,
+        })
+    }
 
     pub fn name(self) -> &'static str {
         match self {

@@ -37,7 +37,7 @@ pub use client::{Client, Clients, Effect, Input, ModelClient, ModelReflector};
 pub use config::{Config, FaultKind, FaultKinds, ManagerConfig, ProgressNotify};
 pub use etcd::EtcdRelease;
 pub use flaw::{Component, Flaw, Flaws, UnknownFlaw};
-pub use observe::{ClientView, Observed};
+pub use observe::{ClientView, Connection, Observed};
 pub use reflector::{ListMode, Next, Output, Phase, Reflector, ReflectorConfig, Timer};
 pub use store::{Store, TombstonePolicy};
 pub use system::{NotEnabled, System};

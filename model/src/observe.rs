@@ -255,7 +255,44 @@ pub struct ClientView<'a> {
     pub cache: &'a Cache,
 }
 
-impl ClientView<'_> {
+/// A client's one connection, as far as what the client shows depends on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Connection {
+    /// Messages wait on it for the client.
+    pub waiting: bool,
+    /// It carries a WATCH that a server still serves (not a LIST, not one whose server side is gone).
+    pub watch_served: bool,
+    /// It died silently (A9), and the client still holds it.
+    pub dead: bool,
+}
+
+impl<'a> ClientView<'a> {
+    /// What `client` shows over its connection, if it has one: the one rule for the model's world and
+    /// for a client run against a real server.
+    pub fn of<C: crate::Client + ?Sized>(client: &'a C, conn: Option<Connection>) -> ClientView<'a> {
+        let unread = client.unread();
+        // What the consumer has not popped yet is an event the cache has not taken.
+        let between_events = conn.is_none_or(|k| !k.waiting) && !unread && !client.queued();
+        ClientView {
+            unread,
+            readiness_pending: client.readiness_pending()
+                && client.next_timer().is_some_and(|(t, _)| t == Timer::Poll),
+            resource_version: client.resource_version(),
+            synced: client.has_synced(),
+            between_events,
+            watch_at_rest: between_events && conn.is_some_and(|k| k.watch_served),
+            connected: conn.is_some(),
+            // A9: a health check gives up a dead connection; on a live one its pings are answered and
+            // nothing happens, however long the request on it waits.
+            scheduled: client.has_timer()
+                || (conn.is_some_and(|k| k.dead) && client.dead_connection_noticed_after().is_some()),
+            queued: client.queued(),
+            handlers_behind: client.handlers_behind(),
+            handlers: client.handlers(),
+            cache: client.cache(),
+        }
+    }
+
     /// At rest: watching with nothing in flight, or stopped with nothing scheduled or queued.
     pub fn resting(&self) -> bool {
         self.watch_at_rest || (!self.connected && !self.scheduled && !self.queued)

@@ -17,7 +17,7 @@ use crate::manager::{
     cluster_ids, cluster_of, request_ids, ClusterManager, Manager, Outcome, RequestId, RequestTrace,
 };
 use crate::network::Network;
-use crate::observe::{ClientView, Observed};
+use crate::observe::{ClientView, Connection, Observed};
 use crate::reflector::{Reflector, Timer};
 use crate::server::{ApiServer, Outbox};
 use crate::store::{Prefix, Store};
@@ -220,38 +220,13 @@ impl<C: Client, M: ClusterManager> System<C, M> {
 
     /// What a client shows (the observation surface).
     pub fn view(&self, client: ClientId) -> ClientView<'_> {
-        let c = &self.clients[usize::from(client.0)];
-        let conn = self.network.conn(client);
-        let unread = c.unread();
-        // What the consumer has not popped yet is an event the cache has not taken.
-        let between_events = conn.is_none_or(|conn| conn.queue.is_empty()) && !unread && !c.queued();
-        let watch_at_rest = between_events
-            && conn.is_some_and(|conn| {
-                !conn.request.is_list()
-                    && conn.queue.is_empty()
-                    && conn
-                        .server
-                        .is_some_and(|s| self.servers[usize::from(s.0)].watches().contains_key(&client))
-            });
-        let readiness_pending =
-            c.readiness_pending() && c.next_timer().is_some_and(|(t, _)| t == crate::reflector::Timer::Poll);
-        ClientView {
-            unread,
-            readiness_pending,
-            resource_version: c.resource_version(),
-            synced: c.has_synced(),
-            between_events,
-            watch_at_rest,
-            connected: conn.is_some(),
-            // A9: a health check gives up a dead connection; on a live one its pings are answered and
-            // nothing happens, however long the request on it waits.
-            scheduled: c.has_timer()
-                || (conn.is_some_and(|k| k.dead) && c.dead_connection_noticed_after().is_some()),
-            queued: c.queued(),
-            handlers_behind: c.handlers_behind(),
-            handlers: c.handlers(),
-            cache: c.cache(),
-        }
+        let conn = self.network.conn(client).map(|k| Connection {
+            waiting: !k.queue.is_empty(),
+            watch_served: !k.request.is_list()
+                && k.server.is_some_and(|s| self.servers[usize::from(s.0)].watches().contains_key(&client)),
+            dead: k.dead,
+        });
+        ClientView::of(&self.clients[usize::from(client.0)], conn)
     }
 
     /// Whether nothing is in flight: every etcd event taken by every cache, no message queued, no
@@ -344,26 +319,8 @@ impl<C: Client, M: ClusterManager> System<C, M> {
                             .filter(|s| self.network.may_route(client, s.id()))
                             .map(|s| Action::Route(client, s.id())),
                     );
-                    for (kind, error) in [
-                        (FaultKind::TooManyRequests, ApiError::TooManyRequests),
-                        (FaultKind::InternalError, ApiError::InternalError),
-                        (FaultKind::ConnectionRefused, ApiError::ConnectionRefused),
-                    ] {
+                    for (kind, error) in FaultKind::refusals(&conn.request) {
                         if self.fault_ok(kind) {
-                            out.push(Action::Fault(Fault::Refuse(client, error)));
-                        }
-                    }
-                    // A15: the statuses a server or a proxy in front of it answers with. A 410 as a status
-                    // answers only a WATCH from an RV (A4: a LIST's 410 is A2's, from the store, and a
-                    // WATCH that asks for no history cannot be too old); a body cut short, a LIST only
-                    // (a WATCH's is a broken stream: a disconnect).
-                    for (kind, error) in FaultKind::STATUSES {
-                        let fits = match error {
-                            ApiError::Expired => conn.request.watches_history(),
-                            ApiError::Truncated => conn.request.is_list(),
-                            _ => true,
-                        };
-                        if fits && self.fault_ok(kind) {
                             out.push(Action::Fault(Fault::Refuse(client, error)));
                         }
                     }
@@ -371,11 +328,8 @@ impl<C: Client, M: ClusterManager> System<C, M> {
                 Some(_) if conn.dead => {
                     // A9: nothing arrives; the client's transport notices within its bound, if it has
                     // one, unless a timer of the client's own fires first.
-                    let c = self.client(client);
-                    if let Some(bound) = c.dead_connection_noticed_after() {
-                        if c.next_timer().is_none_or(|(_, after)| after >= bound) {
-                            out.push(Action::SilenceNoticed(client));
-                        }
+                    if self.client(client).dead_connection_noticed_next().is_some() {
+                        out.push(Action::SilenceNoticed(client));
                     }
                 }
                 Some(server) => {
@@ -712,12 +666,7 @@ impl<C: Client, M: ClusterManager> System<C, M> {
                     _ => self.network.close(client),
                 };
                 if let Some(conn) = conn {
-                    let message = if conn.request.is_list() {
-                        Message::List(Err(error))
-                    } else {
-                        Message::WatchRefused(error)
-                    };
-                    self.receive(client, message, seen);
+                    self.receive(client, Message::refused(&conn.request, error), seen);
                 }
             }
             Fault::EvictCache(s) => {
