@@ -14,7 +14,6 @@ pub mod cli;
 pub mod conformance;
 pub mod interrupt;
 pub mod live;
-#[cfg(feature = "apiserver")]
 pub mod real_server;
 pub mod render;
 pub mod replay;

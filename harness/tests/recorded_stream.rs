@@ -80,12 +80,13 @@ fn a_list_loop_with_no_failure_breaks_the_request_rate_bound() {
         seen: vec![Observed::Sent { client: C, request: list }],
         environment: env,
         clients: vec![shown(0, false)],
+        not_judged: Vec::new(),
     }];
     for _ in 0..6 {
         let ok = Message::List(Ok(ListResponse { rv: Rev(0), items: Vec::new(), cont: None }));
         let seen =
             vec![Observed::Received { client: C, message: ok }, Observed::Sent { client: C, request: list }];
-        frames.push(Frame { seen, environment: env, clients: vec![shown(0, true)] });
+        frames.push(Frame { seen, environment: env, clients: vec![shown(0, true)], not_judged: Vec::new() });
     }
     let (step, violation) = judge_frames(&frames).expect("the loop is caught");
     assert_eq!(violation.property, Property::Backoff);
@@ -107,6 +108,7 @@ fn a_watch_sent_right_after_a_list_that_moved_the_rv_is_not_one_more_without_pro
         seen: vec![Observed::Sent { client: C, request: list }],
         environment: env,
         clients: vec![shown(0, false)],
+        not_judged: Vec::new(),
     }];
     let bound = usize::from(listwatch_properties::history::REQUESTS_WITHOUT_PROGRESS_MAX);
     for _ in 1..bound {
@@ -114,7 +116,7 @@ fn a_watch_sent_right_after_a_list_that_moved_the_rv_is_not_one_more_without_pro
             Observed::Received { client: C, message: answer(0) },
             Observed::Sent { client: C, request: list },
         ];
-        frames.push(Frame { seen, environment: env, clients: vec![shown(0, true)] });
+        frames.push(Frame { seen, environment: env, clients: vec![shown(0, true)], not_judged: Vec::new() });
     }
     assert_eq!(judge_frames(&frames), None, "{bound} requests without progress are allowed");
     let watch = Request::Watch { from: WatchFrom::Rv(Rev(5)), timeout_secs: 300, bookmarks: true };
@@ -122,7 +124,7 @@ fn a_watch_sent_right_after_a_list_that_moved_the_rv_is_not_one_more_without_pro
         Observed::Received { client: C, message: answer(5) },
         Observed::Sent { client: C, request: watch },
     ];
-    frames.push(Frame { seen, environment: env, clients: vec![shown(5, true)] });
+    frames.push(Frame { seen, environment: env, clients: vec![shown(5, true)], not_judged: Vec::new() });
     assert_eq!(judge_frames(&frames), None, "the LIST's answer moved the RV");
 }
 
@@ -137,12 +139,13 @@ fn a_list_loop_answered_past_a_claim_never_made_still_breaks_the_request_rate_bo
         seen: vec![Observed::Sent { client: C, request: list }],
         environment: env,
         clients: vec![shown(0, false)],
+        not_judged: Vec::new(),
     }];
     for _ in 0..8 {
         let ok = Message::List(Ok(ListResponse { rv: Rev(5), items: Vec::new(), cont: None }));
         let seen =
             vec![Observed::Received { client: C, message: ok }, Observed::Sent { client: C, request: list }];
-        frames.push(Frame { seen, environment: env, clients: vec![shown(0, true)] });
+        frames.push(Frame { seen, environment: env, clients: vec![shown(0, true)], not_judged: Vec::new() });
     }
     let (_, violation) = judge_frames(&frames).expect("the loop is caught");
     assert_eq!(violation.property, Property::Backoff);
@@ -162,13 +165,17 @@ fn a_second_handler_left_untold_breaks_notifications_match_cache() {
         seen: vec![Observed::Wrote { rev: Rev(1), key: a.key, deleted: false }],
         environment: env,
         clients: vec![Shown { handlers: 2, ..shown(0, false) }],
+        not_judged: Vec::new(),
     };
     let told = |handlers: &[u8]| {
         let seen = handlers
             .iter()
             .map(|&handler| Observed::Notified { client: C, handler, notification: Notification::Add(a) })
             .collect();
-        vec![start.clone(), Frame { seen, environment: env, clients: vec![shows(vec![a])] }]
+        vec![
+            start.clone(),
+            Frame { seen, environment: env, clients: vec![shows(vec![a])], not_judged: Vec::new() },
+        ]
     };
     let (step, violation) = judge_frames(&told(&[0])).expect("handler #1 was never told");
     assert_eq!((violation.property, step), (Property::NotificationsMatchCache, 1));
@@ -176,4 +183,65 @@ fn a_second_handler_left_untold_breaks_notifications_match_cache() {
     assert_eq!(judge_frames(&told(&[0, 1])), None);
     let (_, violation) = judge_frames(&told(&[0, 1, 1])).expect("handler #1 told twice");
     assert!(violation.detail.contains("handler #1: add"), "{violation}");
+}
+
+/// The first frame states what the client cannot be judged by, and the stream is judged so: a LIST
+/// refused with 403 and sent again, backed off but never told, breaks `failures-told` for a client
+/// that tells its user of failures, and nothing for one whose first frame says it cannot be judged by
+/// it (client-go with no watch error handler). What the file says survives a write and a read.
+#[test]
+fn the_first_frame_names_what_cannot_be_judged() {
+    use listwatch_model::{ApiError, Timer};
+    const C: ClientId = ClientId(0);
+    let env = Environment { quiet: false, settled: false, caught_up: true, faulty: true };
+    let list = Request::List { rv: ListRv::Any };
+    let frames = |not_judged: Vec<Property>| {
+        vec![
+            Frame {
+                seen: vec![Observed::Sent { client: C, request: list }],
+                environment: env,
+                clients: vec![shown(0, false)],
+                not_judged,
+            },
+            Frame {
+                seen: vec![Observed::Received {
+                    client: C,
+                    message: Message::List(Err(ApiError::Forbidden)),
+                }],
+                environment: env,
+                clients: vec![shown(0, false)],
+                not_judged: Vec::new(),
+            },
+            Frame {
+                seen: vec![
+                    Observed::TimerFired { client: C, timer: Timer::Backoff, after_ms: 1000 },
+                    Observed::Sent { client: C, request: list },
+                ],
+                environment: env,
+                clients: vec![shown(0, false)],
+                not_judged: Vec::new(),
+            },
+        ]
+    };
+    let (at, v) = judge_frames(&frames(Vec::new())).expect("an untold failure breaks failures-told");
+    assert_eq!((at, v.property), (2, Property::FailuresTold), "{v}");
+    let untold = frames(vec![Property::FailuresTold]);
+    assert_eq!(judge_frames(&untold), None);
+    let text = serde_json::to_string(&untold).expect("frames serialize");
+    assert!(text.contains(r#""not_judged":["failures-told"]"#), "{text}");
+    let read: Vec<Frame> = serde_json::from_str(&text).expect("frames read back");
+    assert_eq!(read, untold);
+    // `show` says so, and judges the file as the run did.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("untold.frames.json");
+    std::fs::write(&file, &text).expect("the file is written");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_listwatch"))
+        .args(["show", &file.display().to_string()])
+        .output()
+        .expect("show runs");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("not judged, as the run recorded: failures-told\nverdict: every property holds"),
+        "{shown}"
+    );
 }

@@ -47,16 +47,21 @@ mod with_apiserver {
 
     /// The flaws of the model reflector that a real server's answers and the wire's faults show: the
     /// reflector that stops at a broken watch (seed 003), the relist that keeps objects the LIST no
-    /// longer has (seed 001), the transport that never notices a silent connection (kubernetes#87615).
+    /// longer has (seed 001), the transport that never notices a silent connection (kubernetes#87615),
+    /// a retry at a fixed period and failures kept from the user, on statuses answered before the
+    /// server (A15).
     #[test]
     fn planted_flaws_are_caught_against_the_sample_apiserver_and_kept_as_frames() {
-        for (flaw, property) in [
-            ("stop-on-close", Property::Converges),
-            ("replace-keeps-missing", Property::NoResurrectedDelete),
-            ("no-idle-detection", Property::StaleBounded),
+        // Each with the faults that show it: a step spent on another kind is a step it misses.
+        for (flaw, kinds, property) in [
+            ("stop-on-close", "disconnect", Property::Converges),
+            ("replace-keeps-missing", "disconnect,silent-death,slow-consumer", Property::NoResurrectedDelete),
+            ("no-idle-detection", "silent-death", Property::StaleBounded),
+            ("fixed-retry-period", "503,500,429,refused", Property::Backoff),
+            ("untold-failures", "401,403,404", Property::FailuresTold),
         ] {
             let dir = tempfile::tempdir().expect("a temporary directory");
-            let out = simulate(dir.path(), &["--seeds", "5", "--flaw", flaw]);
+            let out = simulate(dir.path(), &["--seeds", "5", "--flaw", flaw, "--fault-kinds", kinds]);
             let text = stdout(&out);
             assert_eq!(out.status.code(), Some(1), "{flaw}: {text}");
             let name = property.to_string();
@@ -79,6 +84,45 @@ mod with_apiserver {
             let shown = stdout(&shown);
             assert!(shown.contains(&format!("verdict: {name} breaks at frame {at}")), "{flaw}: {shown}");
         }
+    }
+
+    /// `--fault-kinds` narrows each kind of fault on its own, as it does for campaigns: with only
+    /// silent deaths drawn, no connection is broken and no consumer held, and compactions (a budget,
+    /// not a kind) go on.
+    #[test]
+    fn fault_kinds_narrow_each_kind_on_its_own() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let out = simulate(dir.path(), &["--seeds", "3", "--fault-kinds", "silent-death"]);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        let seeds: Vec<&str> = text.lines().filter(|l| l.starts_with("seed ")).collect();
+        assert_eq!(seeds.len(), 3, "{text}");
+        for line in &seeds {
+            assert!(line.contains("faults: disconnect 0, silent-death "), "{line}");
+            assert!(line.contains(", slow-consumer 0, refusals 0, compactions "), "{line}");
+        }
+        let took = |kind: &str| seeds.iter().any(|l| !l.contains(&format!("{kind} 0,")) && l.contains(kind));
+        assert!(took("silent-death"), "some seed's connection died silently: {text}");
+    }
+
+    /// The statuses a proxy, the authenticator or the server's filters answer a request with before
+    /// it reaches the storage (A15): the correct model reflector backs off from each and comes to rest.
+    #[test]
+    fn requests_answered_with_a_status_before_the_server() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let kinds = "401,403,404,410,422,503,503-retry-after,504,truncated,429,500,refused";
+        let out = simulate(dir.path(), &["--seeds", "3", "--fault-kinds", kinds]);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("3 seeds: 3 came to rest with every property held, 0 failed"), "{text}");
+        let seeds: Vec<&str> = text.lines().filter(|l| l.starts_with("seed ")).collect();
+        for line in &seeds {
+            assert!(
+                line.contains("faults: disconnect 0, silent-death 0, slow-consumer 0, refusals "),
+                "{line}"
+            );
+        }
+        assert!(seeds.iter().any(|l| !l.contains("refusals 0,")), "some request was refused: {text}");
     }
 
     /// A server someone else runs, reached at its URL through its kubeconfig, on the resource named.
@@ -127,5 +171,11 @@ mod with_apiserver {
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.contains("neither sample-apiserver nor a URL"), "{err}");
+        // A fault a real server has of its own is not the run's to draw.
+        let out = simulate(dir.path(), &["--fault-kinds", "500,server-timeout,cache-relist"]);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("--fault-kinds: server-timeout, cache-relist not with --server"), "{err}");
     }
 }

@@ -9,7 +9,7 @@ use listwatch_model::{Cache, ClientId, ClientView, Key, Object, Observed, Rev, U
 
 use crate::monitor::Monitor;
 use crate::observations::{Environment, Observations, Truth};
-use crate::property::Violation;
+use crate::property::{Property, Violation};
 
 /// What one client showed after a step.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,13 +71,42 @@ pub struct Frame {
     pub seen: Vec<Observed>,
     pub environment: Environment,
     pub clients: Vec<Shown>,
+    /// The properties the clients cannot be judged by ([`Observations::not_judged`]), by name: the
+    /// first frame states them for the whole stream, as a client's are its own for a whole run.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty", with = "property_names")
+    )]
+    pub not_judged: Vec<Property>,
 }
 
 impl Frame {
     /// The frame of a step of anything observable.
     pub fn of(obs: &impl Observations, seen: Vec<Observed>) -> Frame {
         let clients = obs.client_ids().map(|c| Shown::of(&obs.client(c))).collect();
-        Frame { seen, environment: obs.environment(), clients }
+        let not_judged = obs.not_judged().into_iter().map(|(p, _)| p).collect();
+        Frame { seen, environment: obs.environment(), clients, not_judged }
+    }
+}
+
+/// Properties written by name, as `check` and `show` spell them.
+#[cfg(feature = "serde")]
+mod property_names {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::property::Property;
+
+    pub fn serialize<S: Serializer>(ps: &[Property], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(ps.iter().map(|p| p.name()))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Property>, D::Error> {
+        let names = Vec::<String>::deserialize(d)?;
+        names
+            .iter()
+            .map(|n| Property::parse(n).ok_or_else(|| D::Error::custom(format!("no property is named {n}"))))
+            .collect()
     }
 }
 
@@ -150,6 +179,8 @@ pub struct Recorded<'a> {
     history: &'a History,
     frame: &'a Frame,
     caches: Vec<Cache>,
+    /// What the first frame said cannot be judged.
+    not_judged: &'a [Property],
 }
 
 impl Observations for Recorded<'_> {
@@ -185,18 +216,26 @@ impl Observations for Recorded<'_> {
     fn environment(&self) -> Environment {
         self.frame.environment
     }
+
+    fn not_judged(&self) -> Vec<(Property, &'static str)> {
+        self.not_judged
+            .iter()
+            .map(|p| (*p, "the recorded run says its client cannot be judged by it"))
+            .collect()
+    }
 }
 
 /// Judge a recorded stream: the first violation and the frame it broke in (0: the start).
 pub fn judge_frames(frames: &[Frame]) -> Option<(usize, Violation)> {
     let mut history = History::default();
     let mut monitor: Option<Monitor> = None;
+    let not_judged = frames.first().map_or(&[][..], |f| &f.not_judged[..]);
     for (i, frame) in frames.iter().enumerate() {
         for o in &frame.seen {
             history.observe(o);
         }
         let caches = frame.clients.iter().map(|s| s.cache.iter().copied().collect()).collect();
-        let recorded = Recorded { history: &history, frame, caches };
+        let recorded = Recorded { history: &history, frame, caches, not_judged };
         match &mut monitor {
             None => monitor = Some(Monitor::new(&recorded, &frame.seen)),
             Some(m) => m.observe(&recorded, &frame.seen),

@@ -138,6 +138,10 @@ fn show_frames(file: &str, format: &str) -> i32 {
             println!("        · claims RV {}, cache [{}]", c.resource_version, cache.join(", "));
         }
     }
+    if let Some(first) = frames.first().filter(|f| !f.not_judged.is_empty()) {
+        let names: Vec<&str> = first.not_judged.iter().map(|p| p.name()).collect();
+        println!("not judged, as the run recorded: {}", names.join(", "));
+    }
     match listwatch_properties::judge_frames(&frames) {
         Some((i, v)) => println!("verdict: {} breaks at frame {i}\n{v}", v.property),
         None => println!("verdict: every property holds"),

@@ -17,8 +17,11 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use listwatch_model::{Client, Clients, Config, Effect, Input, Key, Message, Observed, Request, Rev, Timer};
-use listwatch_properties::{judge_frames, Environment, Frame, Shown, Violation};
+use listwatch_model::{
+    ApiError, Client, ClientView, Clients, Config, Connection, Effect, FaultKind, Input, Key, Message,
+    Observed, Request, Rev,
+};
+use listwatch_properties::{judge_frames, Environment, Frame, Property, Shown, Violation};
 
 use super::wire::{self, WATCH};
 use crate::conformance::apiserver::sequence::ApiOp;
@@ -41,9 +44,10 @@ pub struct Settings {
     pub steps: u32,
     /// Objects k00.. the world writes.
     pub keys: u8,
-    /// Faults at the wire and compactions are drawn.
-    pub faults: bool,
-    /// The server's etcd is the run's to compact.
+    /// The faults a step may draw; of them, only those acting at the connection or the consumer
+    /// (`disconnect`, `silent-death`, `slow-consumer`) have a step here.
+    pub faults: listwatch_model::FaultKinds,
+    /// The server's etcd is the run's to compact (a budget, as a campaign's compactions: not a kind).
     pub compactions: bool,
     /// Flaws planted in the model reflector, when it is the client.
     pub flaws: listwatch_model::Flaws,
@@ -68,10 +72,39 @@ pub struct Outcome {
     pub end: End,
     pub frames: Vec<Frame>,
     pub writes: u32,
-    pub faults: u32,
+    pub faults: Faults,
     pub requests: u32,
     /// 410s the server answered (A4, E4), to a request or on a watch.
     pub expired: u32,
+    /// The properties the client cannot be judged by, each with why ([`Client::not_judged`]).
+    pub not_judged: &'static [(&'static str, &'static str)],
+}
+
+/// The faults a run took, by kind; compactions count here too, as etcd's answers to them are the
+/// server's 410s.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Faults {
+    pub disconnect: u32,
+    pub silent_death: u32,
+    pub slow_consumer: u32,
+    /// Requests answered with a status before they reached the server (429, 500, refused, A15's).
+    pub refusals: u32,
+    pub compactions: u32,
+}
+
+impl std::fmt::Display for Faults {
+    /// By the names `--fault-kinds` takes: `disconnect 2, silent-death 0, slow-consumer 1, refusals 3,
+    /// compactions 1`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Faults { disconnect, silent_death, slow_consumer, refusals, compactions } = self;
+        write!(
+            f,
+            "{} {disconnect}, {} {silent_death}, {} {slow_consumer}, refusals {refusals}, compactions {compactions}",
+            FaultKind::Disconnect.name(),
+            FaultKind::SilentDeath.name(),
+            FaultKind::SlowConsumer.name()
+        )
+    }
 }
 
 /// The client's one connection.
@@ -100,6 +133,8 @@ enum Step {
     Notice,
     Hold,
     Release,
+    /// The request is answered with this status before it reaches the server (A15).
+    Refuse(ApiError),
 }
 
 struct World<'s, 'a, C: Client> {
@@ -126,7 +161,15 @@ fn steps<K: Clients>(clients: &K, session: &mut Session<'_>, s: Settings) -> Res
     let config = Config { keys: s.keys, flaws: s.flaws, ..Config::default() };
     let mut client = clients.make(&config, s.seed, C);
     client.start();
-    let out = Outcome { end: End::Rest, frames: Vec::new(), writes: 0, faults: 0, requests: 0, expired: 0 };
+    let out = Outcome {
+        end: End::Rest,
+        frames: Vec::new(),
+        writes: 0,
+        faults: Faults::default(),
+        requests: 0,
+        expired: 0,
+        not_judged: client.not_judged(),
+    };
     let mut w = World {
         client,
         session,
@@ -137,7 +180,8 @@ fn steps<K: Clients>(clients: &K, session: &mut Session<'_>, s: Settings) -> Res
     };
     let mut seen = Vec::new();
     w.drain(&mut seen)?;
-    let env = Environment { quiet: false, settled: false, caught_up: true, faulty: s.faults };
+    let faulty = FaultKind::ALL.into_iter().any(|f| super::takes(f) && s.faults.has(f));
+    let env = Environment { quiet: false, settled: false, caught_up: true, faulty };
     w.frame(seen, env);
     let mut rng = Rng::new(s.seed);
     for _ in 0..s.steps {
@@ -221,12 +265,20 @@ impl<C: Client> World<'_, '_, C> {
         self.poll(Duration::ZERO)?;
         let mut steps = Vec::new();
         match &self.conn {
-            Conn::Pending(_) => steps.push(Step::Answer),
+            Conn::Pending(request) => {
+                steps.push(Step::Answer);
+                // A15: a proxy, the authenticator or the server's filters answer before its storage.
+                if safety {
+                    let kinds = FaultKind::refusals(request).filter(|(kind, _)| s.faults.has(*kind));
+                    steps.extend(kinds.map(|(_, error)| Step::Refuse(error)));
+                }
+            }
             Conn::Watching { queue, silent } => {
                 if !queue.is_empty() && !silent {
                     steps.push(Step::Deliver);
                 }
-                if *silent && self.client.dead_connection_noticed_after().is_some() {
+                // A9: unless a timer of the client's own fires first.
+                if *silent && self.client.dead_connection_noticed_next().is_some() {
                     steps.push(Step::Notice);
                 }
             }
@@ -245,20 +297,24 @@ impl<C: Client> World<'_, '_, C> {
                     steps.push(Step::Delete(k));
                 }
             }
-            if s.faults {
-                if !matches!(self.conn, Conn::None) {
-                    steps.push(Step::Break);
-                }
-                // A connection may die silently under any client; whether it notices is the client's.
-                if matches!(self.conn, Conn::Watching { silent: false, .. }) {
-                    steps.push(Step::Silence);
-                }
-                if self.lever && self.client.can_move_consumer() && !self.client.consumer_held() {
-                    steps.push(Step::Hold);
-                }
-                if s.compactions && self.session.highest() > 0 {
-                    steps.push(Step::Compact);
-                }
+            if s.faults.has(FaultKind::Disconnect) && !matches!(self.conn, Conn::None) {
+                steps.push(Step::Break);
+            }
+            // A connection may die silently under any client; whether it notices is the client's.
+            if s.faults.has(FaultKind::SilentDeath)
+                && matches!(self.conn, Conn::Watching { silent: false, .. })
+            {
+                steps.push(Step::Silence);
+            }
+            if s.faults.has(FaultKind::SlowConsumer)
+                && self.lever
+                && self.client.can_move_consumer()
+                && !self.client.consumer_held()
+            {
+                steps.push(Step::Hold);
+            }
+            if s.compactions && self.session.highest() > 0 {
+                steps.push(Step::Compact);
             }
         }
         Ok(steps)
@@ -326,12 +382,12 @@ impl<C: Client> World<'_, '_, C> {
                 let rev = self.session.highest();
                 if let ApiAnswer::Compacted { rev } = self.session.apply(&ApiOp::Compact { rev })? {
                     seen.push(Observed::Compacted { rev: Rev(rev) });
-                    self.out.faults += 1;
+                    self.out.faults.compactions += 1;
                 }
             }
             Step::Break => {
                 self.close()?;
-                self.out.faults += 1;
+                self.out.faults.disconnect += 1;
                 seen.push(Observed::Broken { client: C });
                 self.client.handle(Input::Broken);
                 self.drain(&mut seen)?;
@@ -341,11 +397,11 @@ impl<C: Client> World<'_, '_, C> {
                 if let Conn::Watching { silent, queue } = &mut self.conn {
                     *silent = true;
                     queue.clear();
-                    self.out.faults += 1;
+                    self.out.faults.silent_death += 1;
                 }
             }
             Step::Notice => {
-                if let Some(after_ms) = self.client.dead_connection_noticed_after() {
+                if let Some(after_ms) = self.client.dead_connection_noticed_next() {
                     seen.push(Observed::SilenceNoticed { client: C, after_ms });
                     self.client.elapse(after_ms);
                     self.close()?;
@@ -356,8 +412,13 @@ impl<C: Client> World<'_, '_, C> {
             }
             Step::Hold => {
                 self.client.handle(Input::Hold);
-                self.out.faults += 1;
+                self.out.faults.slow_consumer += 1;
                 self.drain(&mut seen)?;
+            }
+            Step::Refuse(error) => {
+                let Conn::Pending(request) = std::mem::take(&mut self.conn) else { return Ok(seen) };
+                self.out.faults.refusals += 1;
+                self.receive(Message::refused(&request, error), &mut seen)?;
             }
             Step::Release => {
                 self.client.handle(Input::Release);
@@ -413,36 +474,35 @@ impl<C: Client> World<'_, '_, C> {
     }
 
     /// What the client shows now (the model's `System::view`, on this connection).
-    fn shown(&self) -> Shown {
-        let c = &self.client;
-        let unread = c.unread();
-        let between_events = self.queue_empty() && !unread && !c.queued();
-        Shown {
-            resource_version: c.resource_version(),
-            synced: c.has_synced(),
-            between_events,
-            unread,
-            readiness_pending: c.readiness_pending() && c.next_timer().is_some_and(|(t, _)| t == Timer::Poll),
-            watch_at_rest: between_events && matches!(self.conn, Conn::Watching { silent: false, .. }),
-            connected: !matches!(self.conn, Conn::None),
-            scheduled: c.has_timer()
-                || (matches!(self.conn, Conn::Watching { silent: true, .. })
-                    && c.dead_connection_noticed_after().is_some()),
-            queued: c.queued(),
-            handlers_behind: c.handlers_behind(),
-            handlers: c.handlers(),
-            cache: c.cache().objects().copied().collect(),
-        }
+    /// What the client shows, by the model's rule ([`ClientView::of`]); a request not yet answered
+    /// holds nothing for it, as an unrouted one in the model's network.
+    fn view(&self) -> ClientView<'_> {
+        let conn = match &self.conn {
+            Conn::None => None,
+            Conn::Pending(_) => Some(Connection { waiting: false, watch_served: false, dead: false }),
+            Conn::Watching { queue, silent } => {
+                Some(Connection { waiting: !queue.is_empty(), watch_served: !silent, dead: *silent })
+            }
+        };
+        ClientView::of(&self.client, conn)
     }
 
     fn resting(&self) -> bool {
-        let s = self.shown();
-        s.watch_at_rest || (!s.connected && !s.scheduled && !s.queued)
+        self.view().resting()
     }
 
     fn frame(&mut self, seen: Vec<Observed>, environment: Environment) {
-        let clients = vec![self.shown()];
-        self.out.frames.push(Frame { seen, environment, clients });
+        let clients = vec![Shown::of(&self.view())];
+        // The first frame states what the client cannot be judged by, for the whole run.
+        let not_judged = if self.out.frames.is_empty() {
+            let names = self.out.not_judged.iter();
+            names
+                .map(|(name, _)| Property::parse(name).unwrap_or_else(|| panic!("no property {name}")))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.out.frames.push(Frame { seen, environment, clients, not_judged });
     }
 
     /// Whether the client can go no further.
