@@ -44,8 +44,7 @@ pub struct Settings {
     pub steps: u32,
     /// Objects k00.. the world writes.
     pub keys: u8,
-    /// The faults a step may draw; of them, only those acting at the connection or the consumer
-    /// (`disconnect`, `silent-death`, `slow-consumer`) have a step here.
+    /// The faults a step may draw; of them, only the kinds [`super::takes`] names have a step here.
     pub faults: listwatch_model::FaultKinds,
     /// The server's etcd is the run's to compact (a budget, as a campaign's compactions: not a kind).
     pub compactions: bool,
@@ -473,7 +472,6 @@ impl<C: Client> World<'_, '_, C> {
         Ok(())
     }
 
-    /// What the client shows now (the model's `System::view`, on this connection).
     /// What the client shows, by the model's rule ([`ClientView::of`]); a request not yet answered
     /// holds nothing for it, as an unrouted one in the model's network.
     fn view(&self) -> ClientView<'_> {
