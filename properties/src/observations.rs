@@ -116,8 +116,7 @@ impl<C: Client, M: ClusterManager> Observations for System<C, M> {
         let mut out: Vec<(Property, &'static str)> = Vec::new();
         for c in System::client_ids(self) {
             for (name, why) in self.client(c).not_judged() {
-                let p = Property::ALL.into_iter().find(|p| p.name() == *name);
-                let p = p.unwrap_or_else(|| panic!("{c} names no property: {name}"));
+                let p = Property::parse(name).unwrap_or_else(|| panic!("{c} names no property: {name}"));
                 if out.iter().all(|(q, _)| *q != p) {
                     out.push((p, why));
                 }
