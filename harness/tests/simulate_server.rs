@@ -87,22 +87,26 @@ mod with_apiserver {
     }
 
     /// `--fault-kinds` narrows each kind of fault on its own, as it does for campaigns: with only
-    /// silent deaths drawn, no connection is broken and no consumer held, and compactions (a budget,
-    /// not a kind) go on.
+    /// silent deaths and garbled lines drawn, no connection is broken, no consumer held and no
+    /// request refused, and compactions (a budget, not a kind) go on. The correct model reflector
+    /// takes a garbled line as the model's network hands it one (a watch that failed, C4) and comes
+    /// to rest.
     #[test]
     fn fault_kinds_narrow_each_kind_on_its_own() {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let out = simulate(dir.path(), &["--seeds", "3", "--fault-kinds", "silent-death"]);
+        let out = simulate(dir.path(), &["--seeds", "3", "--fault-kinds", "silent-death,garbled-line"]);
         let text = stdout(&out);
         assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
         let seeds: Vec<&str> = text.lines().filter(|l| l.starts_with("seed ")).collect();
         assert_eq!(seeds.len(), 3, "{text}");
         for line in &seeds {
             assert!(line.contains("faults: disconnect 0, silent-death "), "{line}");
-            assert!(line.contains(", slow-consumer 0, refusals 0, compactions "), "{line}");
+            assert!(line.contains(", slow-consumer 0, garbled-line "), "{line}");
+            assert!(line.contains(", refusals 0, compactions "), "{line}");
         }
         let took = |kind: &str| seeds.iter().any(|l| !l.contains(&format!("{kind} 0,")) && l.contains(kind));
         assert!(took("silent-death"), "some seed's connection died silently: {text}");
+        assert!(took("garbled-line"), "some seed's client got a garbled line: {text}");
     }
 
     /// The statuses a proxy, the authenticator or the server's filters answer a request with before
@@ -118,7 +122,9 @@ mod with_apiserver {
         let seeds: Vec<&str> = text.lines().filter(|l| l.starts_with("seed ")).collect();
         for line in &seeds {
             assert!(
-                line.contains("faults: disconnect 0, silent-death 0, slow-consumer 0, refusals "),
+                line.contains(
+                    "faults: disconnect 0, silent-death 0, slow-consumer 0, garbled-line 0, refusals "
+                ),
                 "{line}"
             );
         }

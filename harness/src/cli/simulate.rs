@@ -136,8 +136,8 @@ pub struct SimulateArgs {
     pub client: ClientChoice,
     /// Run the client against a real API server instead of the model's: `sample-apiserver` (started
     /// here over an etcd of its own, --etcd or 3.6) or a server's URL (with --kubeconfig); needs
-    /// --features apiserver and scripts/build-rest. Its faults: disconnect, silent-death, slow-consumer
-    /// and the statuses answered before the server (429, 500, refused, 401 ... truncated). Not
+    /// --features apiserver and scripts/build-rest. Its faults: disconnect, silent-death, slow-consumer,
+    /// garbled-line and the statuses answered before the server (429, 500, refused, 401 ... truncated). Not
     /// deterministic (README, "Real clients against a real server")
     #[arg(long, value_name = "SERVER", value_parser = ServerChoice::parse)]
     pub server: Option<ServerChoice>,

@@ -48,8 +48,7 @@ fn check(args: &SimulateArgs) -> Result<(), UsageError> {
         FaultKind::ALL.into_iter().filter(|k| kinds.has(*k) && !takes(*k)).map(FaultKind::name).collect();
     if !untaken.is_empty() {
         return Err(UsageError(format!(
-            "--fault-kinds: {} not with --server (a real server's timeouts, cache and etcd are its own; a \
-             garbled line needs bytes the REST driver does not hand over)",
+            "--fault-kinds: {} not with --server (a real server's timeouts, cache and etcd are its own)",
             untaken.join(", ")
         )));
     }

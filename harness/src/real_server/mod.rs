@@ -12,14 +12,15 @@ pub mod run;
 pub mod wire;
 
 /// Whether a step of a run can take a fault of this kind: at the connection (`disconnect`,
-/// `silent-death`), at the client's consumer (`slow-consumer`), or a request answered with a status
-/// before it reaches the server (429, 500, `refused`, A15's). The rest are the server's own to have
-/// (its timeouts, its cache's evictions and relists, its restarts, etcd's progress) or need a byte
-/// the driver does not hand over (`garbled-line`).
+/// `silent-death`, a watch line that arrives garbled), at the client's consumer (`slow-consumer`),
+/// or a request answered with a status before it reaches the server (429, 500, `refused`, A15's).
+/// The rest are the server's own to have (its timeouts, its cache's evictions and relists, its
+/// restarts, etcd's progress).
 pub fn takes(kind: FaultKind) -> bool {
     use FaultKind::*;
     match kind {
-        Disconnect | SilentDeath | SlowConsumer | TooManyRequests | InternalError | ConnectionRefused => true,
+        Disconnect | SilentDeath | SlowConsumer | GarbledLine | TooManyRequests | InternalError
+        | ConnectionRefused => true,
         Unauthorized
         | Forbidden
         | NotFound
@@ -29,7 +30,6 @@ pub fn takes(kind: FaultKind) -> bool {
         | UnavailableRetryAfter
         | GatewayTimeout
         | TruncatedBody => true,
-        ServerTimeout | CacheEviction | CacheRelist | ServerRestart | PauseCluster | SlowProgress
-        | GarbledLine => false,
+        ServerTimeout | CacheEviction | CacheRelist | ServerRestart | PauseCluster | SlowProgress => false,
     }
 }

@@ -11,15 +11,16 @@
 //! the server when the step that answers it is drawn, so writes may come between the two, as on a
 //! real network. The faults act there: a connection broken (`disconnect`), a connection that goes
 //! silent until the client's transport notices (A9, `silent-death`), a client whose consumer falls
-//! behind (C7, `slow-consumer`), and a compaction of the server's etcd (E4), which the server then
-//! answers with its own 410s.
+//! behind (C7, `slow-consumer`), a watch line that reaches the client garbled (`garbled-line`, as the
+//! model's network garbles one: the next event the server sent, the rest of the connection as it
+//! was), and a compaction of the server's etcd (E4), which the server then answers with its own 410s.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use listwatch_model::{
     ApiError, Client, ClientView, Clients, Config, Connection, Effect, FaultKind, Input, Key, Message,
-    Observed, Request, Rev,
+    Observed, Request, Rev, WatchEvent,
 };
 use listwatch_properties::{judge_frames, Environment, Frame, Property, Shown, Violation};
 
@@ -86,22 +87,26 @@ pub struct Faults {
     pub disconnect: u32,
     pub silent_death: u32,
     pub slow_consumer: u32,
+    /// Watch events that reached the client as a line that does not decode.
+    pub garbled_line: u32,
     /// Requests answered with a status before they reached the server (429, 500, refused, A15's).
     pub refusals: u32,
     pub compactions: u32,
 }
 
 impl std::fmt::Display for Faults {
-    /// By the names `--fault-kinds` takes: `disconnect 2, silent-death 0, slow-consumer 1, refusals 3,
-    /// compactions 1`.
+    /// By the names `--fault-kinds` takes: `disconnect 2, silent-death 0, slow-consumer 1,
+    /// garbled-line 0, refusals 3, compactions 1`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Faults { disconnect, silent_death, slow_consumer, refusals, compactions } = self;
+        let Faults { disconnect, silent_death, slow_consumer, garbled_line, refusals, compactions } = self;
         write!(
             f,
-            "{} {disconnect}, {} {silent_death}, {} {slow_consumer}, refusals {refusals}, compactions {compactions}",
+            "{} {disconnect}, {} {silent_death}, {} {slow_consumer}, {} {garbled_line}, refusals {refusals}, \
+             compactions {compactions}",
             FaultKind::Disconnect.name(),
             FaultKind::SilentDeath.name(),
-            FaultKind::SlowConsumer.name()
+            FaultKind::SlowConsumer.name(),
+            FaultKind::GarbledLine.name()
         )
     }
 }
@@ -114,8 +119,8 @@ enum Conn {
     /// Sent, not yet answered: the server sees it when its answer is drawn.
     Pending(Request),
     /// A watch the server took: what it sent and the client has not read yet; `silent` once the
-    /// connection died without a word (A9).
-    Watching { queue: VecDeque<Message>, silent: bool },
+    /// connection died without a word (A9); `garble_next` while its next event is to arrive garbled.
+    Watching { queue: VecDeque<Message>, silent: bool, garble_next: bool },
 }
 
 /// A world step.
@@ -130,6 +135,8 @@ enum Step {
     Break,
     Silence,
     Notice,
+    /// The next event on the watch arrives as a line that does not decode.
+    Garble,
     Hold,
     Release,
     /// The request is answered with this status before it reaches the server (A15).
@@ -247,7 +254,7 @@ impl<C: Client> World<'_, '_, C> {
 
     /// What the server sent on the watch since the last look, waiting up to `wait` for it.
     fn poll(&mut self, wait: Duration) -> Result<(), SideError> {
-        if let Conn::Watching { queue, silent: false } = &mut self.conn {
+        if let Conn::Watching { queue, silent: false, .. } = &mut self.conn {
             for m in self.session.messages(WATCH, wait)? {
                 queue.push_back(wire::message(&m));
             }
@@ -272,7 +279,7 @@ impl<C: Client> World<'_, '_, C> {
                     steps.extend(kinds.map(|(_, error)| Step::Refuse(error)));
                 }
             }
-            Conn::Watching { queue, silent } => {
+            Conn::Watching { queue, silent, .. } => {
                 if !queue.is_empty() && !silent {
                     steps.push(Step::Deliver);
                 }
@@ -305,6 +312,12 @@ impl<C: Client> World<'_, '_, C> {
             {
                 steps.push(Step::Silence);
             }
+            // As the model's network: a line of an open watch, the next event that arrives on it.
+            if s.faults.has(FaultKind::GarbledLine)
+                && matches!(self.conn, Conn::Watching { silent: false, garble_next: false, .. })
+            {
+                steps.push(Step::Garble);
+            }
             if s.faults.has(FaultKind::SlowConsumer)
                 && self.lever
                 && self.client.can_move_consumer()
@@ -333,24 +346,30 @@ impl<C: Client> World<'_, '_, C> {
                 match wire::answer(&answer, request.is_list()) {
                     Some(message) => self.receive(message, &mut seen)?,
                     None => {
-                        self.conn = Conn::Watching { queue: VecDeque::new(), silent: false };
+                        self.conn =
+                            Conn::Watching { queue: VecDeque::new(), silent: false, garble_next: false };
                         self.client.handle(Input::Opened);
                         self.drain(&mut seen)?;
                     }
                 }
             }
             Step::Deliver => {
-                let Conn::Watching { queue, .. } = &mut self.conn else { return Ok(seen) };
-                if let Some(message) = queue.pop_front() {
+                let Conn::Watching { queue, garble_next, .. } = &mut self.conn else { return Ok(seen) };
+                // The model's rule (`System`, Deliver): an error event goes through whole.
+                let garble = *garble_next
+                    && matches!(queue.front(), Some(Message::Event(e)) if !matches!(e, WatchEvent::Error(_)));
+                if garble {
+                    *garble_next = false;
+                    let Some(Message::Event(event)) = queue.pop_front() else { unreachable!("an event") };
+                    self.out.faults.garbled_line += 1;
+                    seen.push(Observed::Garbled { client: C, event });
+                    self.client.handle(Input::Garbled);
+                    self.drain(&mut seen)?;
+                } else if let Some(message) = queue.pop_front() {
                     if let Message::End(_) = message {
                         self.conn = Conn::None;
                     }
-                    if matches!(
-                        message,
-                        Message::Event(listwatch_model::WatchEvent::Error(
-                            listwatch_model::ApiError::Expired
-                        ))
-                    ) {
+                    if matches!(message, Message::Event(WatchEvent::Error(ApiError::Expired))) {
                         self.out.expired += 1;
                     }
                     self.receive(message, &mut seen)?;
@@ -391,9 +410,14 @@ impl<C: Client> World<'_, '_, C> {
                 self.client.handle(Input::Broken);
                 self.drain(&mut seen)?;
             }
+            Step::Garble => {
+                if let Conn::Watching { garble_next, .. } = &mut self.conn {
+                    *garble_next = true;
+                }
+            }
             Step::Silence => {
                 // What the dead connection still held is lost with it, as the model's network loses it.
-                if let Conn::Watching { silent, queue } = &mut self.conn {
+                if let Conn::Watching { silent, queue, .. } = &mut self.conn {
                     *silent = true;
                     queue.clear();
                     self.out.faults.silent_death += 1;
@@ -478,7 +502,7 @@ impl<C: Client> World<'_, '_, C> {
         let conn = match &self.conn {
             Conn::None => None,
             Conn::Pending(_) => Some(Connection { waiting: false, watch_served: false, dead: false }),
-            Conn::Watching { queue, silent } => {
+            Conn::Watching { queue, silent, .. } => {
                 Some(Connection { waiting: !queue.is_empty(), watch_served: !silent, dead: *silent })
             }
         };
