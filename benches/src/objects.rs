@@ -174,37 +174,3 @@ pub fn pod(w: &Write) -> Pod {
         }),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::WriteKind;
-    use listwatch_harness::live::object_cache::ApiObject;
-
-    #[test]
-    fn objects_carry_the_writes_identity_and_rv() {
-        let w = Write { kind: WriteKind::Modified, key: 42, uid: 7, rv: 99 };
-        for (key, stamp) in [
-            (key_of(&configmap(&w)), configmap(&w).stamp().map(|s| (s.uid.to_string(), s.rv))),
-            (key_of(&pod(&w)), pod(&w).stamp().map(|s| (s.uid.to_string(), s.rv))),
-        ] {
-            assert!(key.starts_with("default/") && key.ends_with("-00042"), "{key}");
-            assert_eq!(stamp, Some(("5f0c6a1e-0000-4000-8000-000000000007".to_string(), 99)));
-        }
-    }
-
-    fn key_of(o: &impl ApiObject) -> String {
-        let mut key = String::new();
-        o.write_key(&mut key);
-        key
-    }
-
-    #[test]
-    fn a_pod_is_pod_sized() {
-        let w = Write { kind: WriteKind::Added, key: 1, uid: 1, rv: 1 };
-        let pod = serde_json::to_vec(&pod(&w)).expect("serializes").len();
-        let cm = serde_json::to_vec(&configmap(&w)).expect("serializes").len();
-        assert!((2_500..10_000).contains(&pod), "pod JSON is {pod} bytes");
-        assert!(cm < 600, "configmap JSON is {cm} bytes");
-    }
-}

@@ -99,38 +99,3 @@ where
 pub fn lines(body: &[u8]) -> impl Iterator<Item = &[u8]> {
     body.split(|&b| b == b'\n').filter(|l| !l.is_empty())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::objects::configmap;
-    use k8s_openapi::api::core::v1::ConfigMap;
-    use kube::core::ObjectList;
-
-    #[test]
-    fn the_bytes_decode_to_the_objects_they_were_made_from() {
-        let stream = Stream::draw(5, 20, 50, 20);
-        let body = list(&stream.initial, configmap, 20);
-        let decoded: ObjectList<ConfigMap> = serde_json::from_slice(&body).expect("a list");
-        assert_eq!(decoded.metadata.resource_version.as_deref(), Some("20"));
-        assert_eq!(decoded.items, stream.initial.iter().map(configmap).collect::<Vec<_>>());
-        let text = String::from_utf8(list(&stream.initial, configmap, 20)).expect("UTF-8");
-        assert!(
-            text.starts_with(r#"{"apiVersion":"v1","#) && text.contains(r#""kind":"ConfigMapList""#),
-            "{text:.80}"
-        );
-
-        let body = events(&stream.writes, configmap);
-        let decoded: Vec<WatchEvent<ConfigMap>> =
-            lines(&body).map(|l| serde_json::from_slice(l).expect("an event")).collect();
-        assert_eq!(decoded.len(), stream.writes.len());
-        for (event, w) in decoded.iter().zip(&stream.writes) {
-            match (event, w.kind) {
-                (WatchEvent::Added(o), WriteKind::Added)
-                | (WatchEvent::Modified(o), WriteKind::Modified)
-                | (WatchEvent::Deleted(o), WriteKind::Deleted) => assert_eq!(*o, configmap(w)),
-                (e, kind) => panic!("{kind:?} became {e:?}"),
-            }
-        }
-    }
-}
