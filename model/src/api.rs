@@ -361,6 +361,16 @@ impl Message {
             Message::WatchRefused(error)
         }
     }
+
+    /// The event a connection armed to garble its next line hands over as a line that does not
+    /// decode: a watch event that is not an ERROR (an ERROR goes through whole, and the line after it
+    /// stays armed).
+    pub fn garbled(self, armed: bool) -> Result<WatchEvent, Message> {
+        match self {
+            Message::Event(event) if armed && !matches!(event, WatchEvent::Error(_)) => Ok(event),
+            message => Err(message),
+        }
+    }
 }
 
 impl fmt::Display for Message {

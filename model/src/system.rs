@@ -10,7 +10,7 @@
 mod symmetry;
 
 use crate::action::{Action, Fault};
-use crate::api::{ApiError, Message, WatchEvent};
+use crate::api::{ApiError, Message};
 use crate::client::{Client, Effect, Input, ModelClient};
 use crate::config::{Config, FaultKind};
 use crate::manager::{
@@ -527,18 +527,15 @@ impl<C: Client, M: ClusterManager> System<C, M> {
                 }
             }
             Action::Deliver(client) => {
-                let garble = self.network.conn(client).is_some_and(|c| {
-                    c.garble_next
-                        && matches!(c.queue.front(), Some(Message::Event(e)) if !matches!(e, WatchEvent::Error(_)))
-                });
-                match self.network.deliver(client) {
-                    Some(Message::Event(event)) if garble => {
+                let armed = self.network.conn(client).is_some_and(|c| c.garble_next);
+                match self.network.deliver(client).map(|m| m.garbled(armed)) {
+                    Some(Ok(event)) => {
                         self.network.set_garble_next(client, false);
                         seen.push(Observed::Garbled { client, event });
                         self.clients[usize::from(client.0)].handle(Input::Garbled);
                         self.drain(client, &mut seen);
                     }
-                    Some(message) => self.receive(client, message, &mut seen),
+                    Some(Err(message)) => self.receive(client, message, &mut seen),
                     None => {}
                 }
             }

@@ -471,6 +471,23 @@ fn a_garbled_line_ends_the_watch_and_the_reflector_relists() {
     assert!(sys.client(c).cache.get(Key(0)).is_some(), "the relist brings the object");
 }
 
+/// The one rule of which line a garbled-line fault takes, shared by the model's network and the runs
+/// against a real server: once armed, the next watch event that is not an ERROR, bookmarks included;
+/// an ERROR or any other message goes through whole, and nothing is garbled unless armed.
+#[test]
+fn a_garbled_line_takes_the_next_watch_event_that_is_not_an_error() {
+    let object = Object { key: Key(0), uid: listwatch_model::Uid(Rev(1)), rv: Rev(1), version: 1 };
+    let added = Message::Event(WatchEvent::Added(object));
+    assert_eq!(added.clone().garbled(true), Ok(WatchEvent::Added(object)));
+    assert_eq!(added.clone().garbled(false), Err(added));
+    let bookmark = Message::Event(WatchEvent::Bookmark(Rev(4)));
+    assert_eq!(bookmark.clone().garbled(true), Ok(WatchEvent::Bookmark(Rev(4))));
+    let error = Message::Event(WatchEvent::Error(ApiError::Expired));
+    assert_eq!(error.clone().garbled(true), Err(error));
+    let end = Message::End(WatchEnd::Closed);
+    assert_eq!(end.clone().garbled(true), Err(end));
+}
+
 #[test]
 fn a12_a_streaming_list_over_an_etcd_without_progress_requests_is_an_error_500() {
     // Found by `conformance apiserver --etcd 3.4`: etcd 3.4.23 answers no progress requests (E7), and

@@ -355,24 +355,24 @@ impl<C: Client> World<'_, '_, C> {
             }
             Step::Deliver => {
                 let Conn::Watching { queue, garble_next, .. } = &mut self.conn else { return Ok(seen) };
-                // The model's rule (`System`, Deliver): an error event goes through whole.
-                let garble = *garble_next
-                    && matches!(queue.front(), Some(Message::Event(e)) if !matches!(e, WatchEvent::Error(_)));
-                if garble {
-                    *garble_next = false;
-                    let Some(Message::Event(event)) = queue.pop_front() else { unreachable!("an event") };
-                    self.out.faults.garbled_line += 1;
-                    seen.push(Observed::Garbled { client: C, event });
-                    self.client.handle(Input::Garbled);
-                    self.drain(&mut seen)?;
-                } else if let Some(message) = queue.pop_front() {
-                    if let Message::End(_) = message {
-                        self.conn = Conn::None;
+                let Some(message) = queue.pop_front() else { return Ok(seen) };
+                match message.garbled(*garble_next) {
+                    Ok(event) => {
+                        *garble_next = false;
+                        self.out.faults.garbled_line += 1;
+                        seen.push(Observed::Garbled { client: C, event });
+                        self.client.handle(Input::Garbled);
+                        self.drain(&mut seen)?;
                     }
-                    if matches!(message, Message::Event(WatchEvent::Error(ApiError::Expired))) {
-                        self.out.expired += 1;
+                    Err(message) => {
+                        if let Message::End(_) = message {
+                            self.conn = Conn::None;
+                        }
+                        if matches!(message, Message::Event(WatchEvent::Error(ApiError::Expired))) {
+                            self.out.expired += 1;
+                        }
+                        self.receive(message, &mut seen)?;
                     }
-                    self.receive(message, &mut seen)?;
                 }
             }
             Step::Timer => {
