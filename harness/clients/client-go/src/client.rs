@@ -22,7 +22,7 @@ use listwatch_wire::response::status_body;
 use serde_json::{json, Value};
 
 use crate::config::ClientGo;
-use crate::process::{Kind, Process};
+use crate::process::{Halt, Kind, Process, Reply};
 
 /// How long client-go takes to notice a silently dead connection (A9): its HTTP/2 transport's health
 /// check, a read idle timeout of 30 s and a ping timeout of 15 s. The shim's transport is the harness;
@@ -94,23 +94,25 @@ impl ClientGoClient {
         }
         let Some(process) = self.process.as_mut() else { return };
         match process.call(&command) {
-            Ok(reply) if reply["spinning"].is_string() || reply["blocked"].is_string() => {
+            Ok(Reply::Halted(halt, _)) => {
                 self.process = None;
                 self.effects.clear();
-                if let Some(at) = reply["spinning"].as_str() {
-                    // The bubble spins: a goroutine that never blocks. The client then takes steps
-                    // of no time and no progress for ever, as the model's `spin-on-close` does.
-                    // With the program's own log on, where it spins.
-                    if std::env::var_os("LISTWATCH_CLIENT_GO_LOG").is_some() {
-                        eprintln!("client-go: {}: {at}", self.config.spec());
+                match halt {
+                    // The client then takes steps of no time and no progress for ever, as the model's
+                    // `spin-on-close` does. With the program's own log on, where it spins.
+                    Halt::Spinning(at) => {
+                        if std::env::var_os("LISTWATCH_CLIENT_GO_LOG").is_some() {
+                            eprintln!("client-go: {}: {at}", self.config.spec());
+                        }
+                        self.timer = Some((Timer::Spin, 0));
                     }
-                    self.timer = Some((Timer::Spin, 0));
-                } else if let Some(at) = reply["blocked"].as_str() {
-                    self.timer = None;
-                    self.halted.get_or_insert(format!("its bubble can never go on: {at}"));
+                    Halt::Blocked(at) => {
+                        self.timer = None;
+                        self.halted.get_or_insert(format!("its bubble can never go on: {at}"));
+                    }
                 }
             }
-            Ok(reply) => {
+            Ok(Reply::Answer(reply)) => {
                 if let Err(e) = self.fold(&reply) {
                     self.gone = Some(e);
                 }

@@ -17,7 +17,7 @@ use listwatch_model::ManagerConfig;
 use serde_json::{json, Value};
 
 use crate::config::ClientGo;
-use crate::process::{Kind, Process};
+use crate::process::{Kind, Process, Reply};
 
 /// A Go user's client manager, driven through its test binary.
 #[derive(Debug)]
@@ -70,15 +70,14 @@ impl GoManager {
         }
         let Some(process) = self.process.as_mut() else { return };
         match process.call(&command) {
-            Ok(reply) if reply["blocked"].is_string() || reply["spinning"].is_string() => {
+            Ok(Reply::Halted(halt, reply)) => {
                 self.process = None;
-                let why = reply["blocked"].as_str().or(reply["spinning"].as_str()).unwrap_or_default();
                 if let Err(e) = self.fold(&reply["state"]) {
                     self.gone = Some(e);
                 }
-                self.halted = Some(format!("its bubble can never go on: {why}"));
+                self.halted = Some(format!("its bubble can never go on: {}", halt.at()));
             }
-            Ok(reply) => {
+            Ok(Reply::Answer(reply)) => {
                 if let Err(e) = self.fold(&reply) {
                     self.gone = Some(e);
                 }

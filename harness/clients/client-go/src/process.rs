@@ -33,6 +33,34 @@ pub struct Kind {
     pub test: Option<String>,
 }
 
+/// What a command came to.
+#[derive(Debug)]
+pub enum Reply {
+    /// The program's reply to the command.
+    Answer(Value),
+    /// The client's bubble can never go on (the program says how, and with it what the client showed
+    /// last): what the client did, not a failure of the program. The process has ended.
+    Halted(Halt, Value),
+}
+
+/// How a client's bubble stopped for good.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Halt {
+    /// A goroutine that never blocks: the client takes steps of no time and no progress for ever.
+    Spinning(String),
+    /// Every goroutine waits on something nothing will bring, such as a lock synctest cannot see.
+    Blocked(String),
+}
+
+impl Halt {
+    /// Where the bubble stopped, as the program said it.
+    pub fn at(&self) -> &str {
+        match self {
+            Halt::Spinning(at) | Halt::Blocked(at) => at,
+        }
+    }
+}
+
 /// A running shim.
 #[derive(Debug)]
 pub struct Process {
@@ -145,7 +173,7 @@ impl Process {
     }
 
     /// Send one command and wait for its reply line.
-    pub fn call(&mut self, command: &Value) -> Result<Value, String> {
+    pub fn call(&mut self, command: &Value) -> Result<Reply, String> {
         let what = command["cmd"].as_str().unwrap_or("?").to_string();
         let mut line = command.to_string();
         line.push('\n');
@@ -156,11 +184,12 @@ impl Process {
             Ok(reply) => {
                 let value: Value = serde_json::from_str(&reply)
                     .map_err(|e| self.died(&what, &format!("it answered a line that is not JSON ({e})")))?;
-                // A busy loop or a lock the bubble cannot see is what the client did, not a failure
-                // of the program; its bubble can never go on, so the process has ended.
-                if value["spinning"].is_string() || value["blocked"].is_string() {
+                let text = |k: &str| value[k].as_str().map(str::to_string);
+                if let Some(halt) =
+                    text("spinning").map(Halt::Spinning).or_else(|| text("blocked").map(Halt::Blocked))
+                {
                     self.kill();
-                    return Ok(value);
+                    return Ok(Reply::Halted(halt, value));
                 }
                 if let Some(stuck) = value["stuck"].as_str() {
                     return Err(self.died(&what, &format!("it is stuck: {stuck}")));
@@ -168,7 +197,7 @@ impl Process {
                 if let Some(error) = value["error"].as_str() {
                     return Err(self.died(&what, &format!("it failed: {error}")));
                 }
-                Ok(value)
+                Ok(Reply::Answer(value))
             }
             Err(RecvTimeoutError::Timeout) => {
                 Err(self.died(&what, &format!("it did not answer within {} s", REPLY_TIMEOUT.as_secs())))
@@ -193,7 +222,7 @@ impl Process {
     /// End the session and put the process back in the pool (or end it, if it cannot be reused).
     pub fn release(mut self) {
         let stopped = self.call(&serde_json::json!({"cmd": "stop"}));
-        if !matches!(&stopped, Ok(v) if v["stopped"] == Value::Bool(true)) {
+        if !matches!(&stopped, Ok(Reply::Answer(v)) if v["stopped"] == Value::Bool(true)) {
             self.kill();
             return;
         }
