@@ -44,7 +44,7 @@ pub fn op(request: &Request) -> ApiOp {
             bookmarks,
             timeout: false,
         },
-        Request::WatchList { rv: r, .. } => ApiOp::WatchList { id: WATCH, rv: rv(r) },
+        Request::WatchList { rv: r, .. } => ApiOp::WatchList { id: WATCH, rv: rv(r), timeout: false },
     }
 }
 

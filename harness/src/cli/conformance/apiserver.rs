@@ -325,7 +325,7 @@ pub(super) mod run {
         }
         if s.timeouts > 0 {
             out.push_str(&format!(
-                "  watches until their timeoutSeconds=1 ended them: {} (A9: a clean close, once what they owed was sent)\n",
+                "  watches until their timeoutSeconds ended them (1 s, streaming lists 2 s): {} (A9: a clean close, once what they owed was sent)\n",
                 s.timeouts
             ));
         }

@@ -90,6 +90,11 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
     // from the future, whose wait for the RV is not what is compared here, nor from "0" or unset with
     // bookmarks, which over HTTP may be a consistent streaming list waiting for a fresh cache (A12).
     let mut timeouts = Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x3a9);
+    // Streaming lists that last until their timeout (`timeoutSeconds=2`, A9 with A12): one in eight,
+    // from a stream of draws of its own too, but none while the cache is held, where the list would
+    // wait for the cache instead (that wait is the held cache's probe, compared without a timeout),
+    // nor over an etcd without progress requests, where the cacher refuses every streaming list.
+    let mut list_timeouts = Rng::new(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x6a9);
     // One whole LIST in three becomes a LIST of one name by field selector, with the same RV: in the
     // namespace or across namespaces, from a stream of draws of its own (a LIST changes nothing the
     // next draws see, so the rest of the sequence stays as it was).
@@ -119,6 +124,10 @@ pub fn sequence(seed: u64, index: u64, max_ops: usize, draws: Draws) -> ApiSeque
         if let ApiOp::Watch { from, bookmarks, timeout, .. } = &mut op {
             let drawn = timeouts.chance(1, 8);
             *timeout = drawn && draws.timeouts && may_time_out(*from, *bookmarks, &model);
+        }
+        if let ApiOp::WatchList { timeout, .. } = &mut op {
+            let drawn = list_timeouts.chance(1, 8);
+            *timeout = drawn && draws.timeouts && draws.consistent_watch_list && !model.is_held();
         }
         if let ApiOp::List { rv, limit: None } = op {
             if named.chance(1, 3) && draws.named {
@@ -154,7 +163,7 @@ fn probe(lag: &mut Rng, model: &ModelServer, draws: Draws) -> Vec<ApiOp> {
     let wait = match lag.below(3) {
         1 => ApiOp::List { rv: Rv::NotOlderThan(after_write), limit: None },
         2 if draws.watch_list && draws.consistent_watch_list => {
-            ApiOp::WatchList { id: lag.below(u64::from(WATCHES)) as u8, rv: Rv::Consistent }
+            ApiOp::WatchList { id: lag.below(u64::from(WATCHES)) as u8, rv: Rv::Consistent, timeout: false }
         }
         _ => ApiOp::List { rv: Rv::Consistent, limit: None },
     };
@@ -257,7 +266,7 @@ fn draw_any(rng: &mut Rng, model: &ModelServer, draws: Draws) -> ApiOp {
                 0 | 1 => Rv::Any,
                 _ => Rv::NotOlderThan(between(rng, 0, rev)),
             };
-            ApiOp::WatchList { id, rv }
+            ApiOp::WatchList { id, rv, timeout: false }
         }
         _ => {
             let open: Vec<u8> = (0..WATCHES).filter(|i| model.is_open(*i)).collect();
@@ -325,17 +334,19 @@ mod tests {
         assert!((5..=45).contains(&relisted), "about one sequence in eight of seven: {relisted} of 200");
     }
 
-    /// Timed watches come from a stream of their own: up to the first a sequence is the one drawn
-    /// without them; each is from a revision etcd had, or from "0" or unset without bookmarks, and
-    /// about one watch in eight of those is one; some are from "0".
+    /// Timed watches and streaming lists come from streams of their own: up to the first a sequence
+    /// is the one drawn without them; each watch is from a revision etcd had, or from "0" or unset
+    /// without bookmarks, and about one watch in eight of those is one; some are from "0"; about one
+    /// streaming list in eight is timed, none while the cache is held.
     #[test]
     fn a_timed_watch_leaves_the_operations_before_it_as_they_were() {
         let untimed = Draws { timeouts: false, ..ALL };
         let (mut timed, mut eligible, mut from_zero) = (0, 0, 0);
+        let (mut timed_lists, mut lists) = (0, 0);
         for i in 0..400 {
             let with = sequence(9, i, 30, ALL);
             let without = sequence(9, i, 30, untimed).ops;
-            let first = with.ops.iter().position(|o| matches!(o, ApiOp::Watch { timeout: true, .. }));
+            let first = with.ops.iter().position(ApiOp::times_out);
             let before = first.unwrap_or(with.ops.len());
             assert_eq!(with.ops[..before], without[..before], "sequence {i}");
             let mut model = ModelServer::new(ModelSetup::storage(true));
@@ -347,11 +358,17 @@ mod tests {
                     timed += usize::from(*timeout);
                     from_zero += usize::from(*timeout && from.is_none());
                 }
+                if let ApiOp::WatchList { timeout, .. } = op {
+                    assert!(!timeout || !model.is_held(), "sequence {i}: {op} waits for a held cache");
+                    lists += usize::from(!model.is_held());
+                    timed_lists += usize::from(*timeout);
+                }
                 model.step(op);
             }
         }
         assert!(timed * 12 > eligible && timed * 5 < eligible, "{timed} timed of {eligible}");
         assert!(from_zero > 0 && from_zero < timed, "{from_zero} of {timed} timed watches from \"0\"");
+        assert!(timed_lists * 12 > lists && timed_lists * 5 < lists, "{timed_lists} timed of {lists}");
     }
 
     /// A LIST of one name takes the place of a whole LIST with the same RV, and nothing else changes;

@@ -117,6 +117,12 @@ impl ModelServer {
         self.server.watches().contains_key(&c) || self.server.waiting_watch_lists().contains_key(&c)
     }
 
+    /// Whether the cache's etcd watch is held back (`HoldCache` .. `ReleaseCache`): a consistent
+    /// request, or one from an RV the cache has not reached, then waits for it (A2, A12).
+    pub fn is_held(&self) -> bool {
+        self.held
+    }
+
     /// Whether a minute now would bring some open watch a heartbeat (A8).
     pub fn heartbeat_due(&self) -> bool {
         !self.heartbeats.clone().minute(&self.server).is_empty()
@@ -328,12 +334,21 @@ impl ModelServer {
                 }
                 return (answer, out);
             }
-            ApiOp::WatchList { id, rv } => {
+            ApiOp::WatchList { id, rv, timeout } => {
                 // A streaming list's heartbeats are not compared: its plain bookmarks are dropped.
                 self.heartbeats.closed(ClientId(id));
                 self.server.forget(ClientId(id));
                 let out = self.server.watch_list(ClientId(id), list_rv(rv), true, &self.store);
-                return Self::opened(out);
+                let (answer, mut out) = Self::opened(out);
+                // A9 for a streaming list (`timeoutSeconds=2`, drawn only where it waits for nothing):
+                // its initial events and their initial-events-end bookmark, then a clean close with no
+                // ERROR, as the handler ends any watch at its deadline. The cacher sends that bookmark
+                // right after the initial events, and none that is compared after it when the deadline
+                // is within 2 s (read in k8s.io/apiserver v0.32.0 and v0.37.2; `WATCH_LIST_TIMEOUT_SECS`).
+                if timeout && self.setup.plant != Plant::TimeoutIgnored {
+                    out.extend(self.server.timeout_watch(ClientId(id)));
+                }
+                return (answer, out);
             }
             ApiOp::Stop { id } => {
                 let open = self.is_open(id);

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::transcript::{ApiMsg, ApiTranscript};
 use crate::conformance::compare::Ops;
 
 /// The resourceVersion (and resourceVersionMatch) of a LIST or a streaming list (A2, A12).
@@ -63,8 +64,15 @@ pub enum ApiOp {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         timeout: bool,
     },
-    /// A streaming list on watch `id` (A12).
-    WatchList { id: u8, rv: Rv },
+    /// A streaming list on watch `id` (A12). With `timeout`, `timeoutSeconds=2`
+    /// ([`WATCH_LIST_TIMEOUT_SECS`]), and the operation lasts until the server ends the watch (A9:
+    /// cleanly, once the initial events and their initial-events-end bookmark were sent).
+    WatchList {
+        id: u8,
+        rv: Rv,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        timeout: bool,
+    },
     /// The client stops watch `id`.
     Stop { id: u8 },
     /// From here the cache's etcd watch delivers nothing (events and progress notifications wait):
@@ -82,6 +90,18 @@ pub enum ApiOp {
     /// [`listwatch_model::heartbeat`]), and these bookmarks are compared.
     Minute,
 }
+
+/// The `timeoutSeconds` of a streaming list that lasts until its timeout: two seconds, the shortest
+/// after which what the cacher sends is the same on every run. From v0.32 (the releases that serve
+/// streaming lists: v0.32 and v0.34 on, `ApiServerRelease::watch_list`) the cacher sends the
+/// initial-events-end bookmark right after the initial events (`setInitialEventsEndBookmarkIfRequested`,
+/// `cacheWatcher.processInterval`, kubernetes commit 723920253349); before, at the next tick of its
+/// bookmark timer (each second, jittered up to a quarter more: `nextBookmarkTime` case (c)), which a
+/// one-second timeout could beat. Once the deadline is within 2 s the cacher schedules no bookmark
+/// before the timeout (`nextBookmarkTime` case (a)); a plain bookmark of a streaming list is not
+/// compared anyway. Read in k8s.io/apiserver v0.27.16, v0.31.0, v0.32.0 and v0.37.2,
+/// `storage/cacher/cacher.go` and `cache_watcher.go`.
+pub const WATCH_LIST_TIMEOUT_SECS: u32 = 2;
 
 pub const MAX_KEY: u8 = 99;
 pub const MAX_WATCH: u8 = 7;
@@ -128,10 +148,17 @@ impl Ops for ApiSequence {
         self.ops.iter().filter(|o| matches!(o, ApiOp::RelistCache)).count()
     }
     fn timeouts(&self) -> usize {
-        self.ops.iter().filter(|o| matches!(o, ApiOp::Watch { timeout: true, .. })).count()
+        self.ops.iter().filter(|o| o.times_out()).count()
     }
     fn minutes(&self) -> usize {
         self.ops.iter().filter(|o| matches!(o, ApiOp::Minute)).count()
+    }
+}
+
+impl ApiOp {
+    /// A watch or streaming list that lasts until the server ends it at its `timeoutSeconds` (A9).
+    pub fn times_out(&self) -> bool {
+        matches!(self, ApiOp::Watch { timeout: true, .. } | ApiOp::WatchList { timeout: true, .. })
     }
 }
 
@@ -160,14 +187,56 @@ impl ApiSequence {
         ApiSequence::new(None, None, ops)
     }
 
-    /// A watch until its timeout (A9) beside one without: two writes, a watch from the first with
+    /// Watches until their timeout (A9) beside one without: two writes, a watch from the first with
     /// `timeoutSeconds=1` (the second write, then a clean close), a watch from the first with none,
-    /// and a write only that one gets. The sequence the tests drive through the model, the real
-    /// cacher and a server over HTTP.
+    /// and a write only that one gets; then a streaming list from "0" with `timeoutSeconds=2` (the
+    /// three objects, the initial-events-end bookmark, then a clean close), and a write only the watch
+    /// without a timeout gets. The sequence the tests drive through the model, the real cacher and a
+    /// server over HTTP.
     pub fn timeout_case() -> Self {
         let put = |key| ApiOp::Put { key, other: false };
         let watch = |id, timeout| ApiOp::Watch { id, from: Some(1), unset: false, bookmarks: true, timeout };
-        ApiSequence::new(None, None, vec![put(0), put(1), watch(0, true), watch(1, false), put(2)])
+        let ops = vec![
+            put(0),
+            put(1),
+            watch(0, true),
+            watch(1, false),
+            put(2),
+            ApiOp::WatchList { id: 2, rv: Rv::Any, timeout: true },
+            put(3),
+        ];
+        ApiSequence::new(None, None, ops)
+    }
+
+    /// What the contract says of [`ApiSequence::timeout_case`], on either side: the timed watch gets
+    /// the second write and closes; the watch beside it alone gets the next write; the timed streaming
+    /// list gets the three objects, their initial-events-end bookmark, and closes; the last write
+    /// reaches the untimed watch only. `Err` says which step is otherwise.
+    pub fn timeout_case_holds(t: &ApiTranscript) -> Result<(), String> {
+        let msgs = |step: usize, id: u8| t.steps.get(step).and_then(|s| s.messages.get(&id)).cloned();
+        let msgs = |step, id| msgs(step, id).unwrap_or_default();
+        let watched = |step: usize| t.steps.get(step).map(|s| s.messages.keys().copied().collect::<Vec<_>>());
+        let timed = matches!(msgs(2, 0)[..], [ApiMsg::Modified(_) | ApiMsg::Added(_), ApiMsg::Closed]);
+        let listed = matches!(
+            msgs(5, 2)[..],
+            [
+                ApiMsg::Added(_),
+                ApiMsg::Added(_),
+                ApiMsg::Added(_),
+                ApiMsg::InitialEventsEnd { .. },
+                ApiMsg::Closed
+            ]
+        );
+        let wrong = [
+            (!timed, "step 2: the timed watch gets the write, then closes"),
+            (watched(4) != Some(vec![1]), "step 4: only w1 gets the write"),
+            (!listed, "step 5: the timed streaming list gets three objects, their end, then closes"),
+            (watched(6) != Some(vec![1]), "step 6: only w1 gets the write"),
+        ];
+        match wrong.into_iter().find(|(w, _)| *w) {
+            Some((_, what)) => Err(format!("{what}: {t:?}")),
+            None => Ok(()),
+        }
     }
 
     /// Heartbeats (A8): two writes; watches from the last one and from "0" with bookmarks and one
@@ -295,7 +364,11 @@ impl std::fmt::Display for ApiOp {
             ApiOp::Watch { id, from: Some(x), bookmarks, timeout, .. } => {
                 write!(f, "WATCH w{id} rv={x}{}{}", marks(*bookmarks), until_timeout(*timeout))
             }
-            ApiOp::WatchList { id, rv } => write!(f, "WATCH w{id} sendInitialEvents {rv}"),
+            ApiOp::WatchList { id, rv, timeout: false } => write!(f, "WATCH w{id} sendInitialEvents {rv}"),
+            ApiOp::WatchList { id, rv, timeout: true } => write!(
+                f,
+                "WATCH w{id} sendInitialEvents {rv} timeoutSeconds={WATCH_LIST_TIMEOUT_SECS}, until it ends"
+            ),
             ApiOp::Stop { id } => write!(f, "stop w{id}"),
             ApiOp::HoldCache => write!(f, "hold the cache's etcd watch"),
             ApiOp::ReleaseCache => write!(f, "release the cache's etcd watch"),

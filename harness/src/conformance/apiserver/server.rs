@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use listwatch_model::ApiServerRelease;
 use serde::Deserialize;
 
-use super::sequence::{ApiOp, ApiSequence, Rv};
+use super::sequence::{ApiOp, ApiSequence, Rv, WATCH_LIST_TIMEOUT_SECS};
 use super::transcript::{ApiAnswer, ApiMsg, ApiStep, ApiTranscript, Obj, Token};
 use super::{Draws, ServerUnderTest};
 use crate::conformance::built;
@@ -26,7 +26,8 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long to wait for a watch message the model expects once the cache has caught up: more than a
 /// streaming list's bounded wait for the cache (3 s, A12) before its ERROR.
 pub const MESSAGE_WAIT: Duration = Duration::from_secs(5);
-/// How long a watch with `timeoutSeconds=1` may take to end: its second and the server's slack.
+/// How long a watch with `timeoutSeconds=1` (or a streaming list with 2) may take to end: its
+/// seconds and the server's slack.
 pub const TIMEOUT_WAIT: Duration = Duration::from_secs(6);
 
 /// The feature gates a release runs with: the API server's defaults, but for `ListFromCacheSnapshot`
@@ -693,11 +694,12 @@ impl<'a> Run<'a> {
                 serde_json::json!({"op": "watch", "watch": self.number(*id, false), "rv": rv, "bookmarks": bookmarks,
                     "timeout_seconds": u32::from(*timeout)})
             }
-            ApiOp::WatchList { id, rv } => {
+            ApiOp::WatchList { id, rv, timeout } => {
                 let (rv, _) = rv_request(*rv, base);
                 self.stop(*id, at)?;
+                let timeout_seconds = if *timeout { WATCH_LIST_TIMEOUT_SECS } else { 0 };
                 serde_json::json!({"op": "watch", "watch": self.number(*id, true), "rv": rv, "match": "NotOlderThan",
-                    "bookmarks": true, "send_initial_events": true})
+                    "bookmarks": true, "send_initial_events": true, "timeout_seconds": timeout_seconds})
             }
             ApiOp::Stop { id } => {
                 let open = self.watches.get(id).is_some_and(|w| !w.closed);
@@ -765,7 +767,7 @@ impl<'a> Run<'a> {
                     self.failed(e)
                 }
                 None => {
-                    if let ApiOp::Watch { timeout: true, .. } = op {
+                    if op.times_out() {
                         self.await_end(*id, at)?;
                     }
                     ApiAnswer::WatchOpened
@@ -783,8 +785,8 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// Wait for the server to end watch `id` at its `timeoutSeconds=1` (A9), up to [`TIMEOUT_WAIT`]
-    /// for the second and the server's slack; what it sent meanwhile is kept for the step. A watch
+    /// Wait for the server to end watch `id` at its `timeoutSeconds` (A9), up to [`TIMEOUT_WAIT`]
+    /// for its seconds and the server's slack; what it sent meanwhile is kept for the step. A watch
     /// still open then is left so: the comparison finds it open where the model closed it.
     fn await_end(&mut self, id: u8, at: &str) -> Result<(), SideError> {
         let deadline = Instant::now() + TIMEOUT_WAIT;

@@ -196,7 +196,7 @@ fn rule(op: &ApiOp, m: Option<&ApiStep>, s: Option<&ApiStep>) -> &'static str {
     let closed = |msgs: Option<&BTreeMap<u8, Vec<ApiMsg>>>| {
         msgs.into_iter().flat_map(BTreeMap::values).flatten().any(|m| *m == ApiMsg::Closed)
     };
-    if matches!(op, ApiOp::Watch { timeout: true, .. }) && closed(messages.0) != closed(messages.1) {
+    if op.times_out() && closed(messages.0) != closed(messages.1) {
         return "breaks A9 (a watch ends cleanly at its timeoutSeconds)";
     }
     if messages.0 != messages.1 {
