@@ -91,16 +91,17 @@ pub enum ApiOp {
     Minute,
 }
 
-/// The `timeoutSeconds` of a streaming list that lasts until its timeout: two seconds, the shortest
-/// after which what the cacher sends is the same on every run. From v0.32 (the releases that serve
-/// streaming lists: v0.32 and v0.34 on, `ApiServerRelease::watch_list`) the cacher sends the
-/// initial-events-end bookmark right after the initial events (`setInitialEventsEndBookmarkIfRequested`,
-/// `cacheWatcher.processInterval`, kubernetes commit 723920253349); before, at the next tick of its
-/// bookmark timer (each second, jittered up to a quarter more: `nextBookmarkTime` case (c)), which a
-/// one-second timeout could beat. Once the deadline is within 2 s the cacher schedules no bookmark
-/// before the timeout (`nextBookmarkTime` case (a)); a plain bookmark of a streaming list is not
-/// compared anyway. Read in k8s.io/apiserver v0.27.16, v0.31.0, v0.32.0 and v0.37.2,
-/// `storage/cacher/cacher.go` and `cache_watcher.go`.
+/// The `timeoutSeconds` of a streaming list that lasts until its timeout: two seconds, so that what
+/// the cacher sends before the timeout is the same on every run. The releases that serve streaming
+/// lists (v0.32 and v0.34 on, `ApiServerRelease::watch_list`) send the initial-events-end bookmark
+/// right after the initial events (`setInitialEventsEndBookmarkIfRequested`,
+/// `cacheWatcher.processInterval`, kubernetes commit 723920253349), so for them one second would do;
+/// two leave room for a consistent list's freshness wait (etcd asked for its revision first) and for
+/// a release that sends the bookmark at its timer's next tick instead (before v0.32: each second,
+/// jittered up to a quarter more, `nextBookmarkTime` case (c)), which one second could miss. Once the
+/// deadline is within 2 s the cacher schedules no bookmark before the timeout (`nextBookmarkTime`
+/// case (a)); a plain bookmark of a streaming list is not compared anyway. Read in k8s.io/apiserver
+/// v0.27.16, v0.31.0, v0.32.0 and v0.37.2, `storage/cacher/cacher.go` and `cache_watcher.go`.
 pub const WATCH_LIST_TIMEOUT_SECS: u32 = 2;
 
 pub const MAX_KEY: u8 = 99;
