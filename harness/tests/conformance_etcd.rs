@@ -52,26 +52,30 @@ mod with_etcd {
         assert!(shortest.ops.iter().any(|o| matches!(o, Op::Compact { .. })), "{shortest:?}: {diff}");
     }
 
+    /// Run the command to its end, and give its output and process id (its etcd's data directory is
+    /// named after it).
+    fn run(command: &mut Command) -> (std::process::Output, u32) {
+        let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("runs");
+        let pid = child.id();
+        (child.wait_with_output().expect("ends"), pid)
+    }
+
     #[test]
     fn the_command_writes_a_difference_that_replays_and_leaves_nothing_behind() {
         let dir = std::env::temp_dir().join(format!("listwatch-conformance-test-{}", std::process::id()));
         let out = dir.join("difference.json");
-        let run = listwatch()
+        let (found, found_pid) = run(listwatch()
             .args(["conformance", "etcd", "--sequences", "100", "--plant", "compaction-keeps-one-too-few"])
             .arg("--out")
-            .arg(&out)
-            .output()
-            .expect("runs");
-        let stdout = String::from_utf8_lossy(&run.stdout);
-        assert_eq!(run.status.code(), Some(1), "{stdout}");
+            .arg(&out));
+        let stdout = String::from_utf8_lossy(&found.stdout);
+        assert_eq!(found.status.code(), Some(1), "{stdout}");
         assert!(stdout.contains("difference, shrunk to"), "{stdout}");
-        let replay = listwatch()
+        let (replay, replay_pid) = run(listwatch()
             .args(["conformance", "etcd", "--plant", "compaction-keeps-one-too-few", "--replay"])
-            .arg(&out)
-            .output()
-            .expect("runs");
+            .arg(&out));
         assert_eq!(replay.status.code(), Some(1), "{}", String::from_utf8_lossy(&replay.stdout));
-        let clean = listwatch().args(["conformance", "etcd", "--replay"]).arg(&out).output().expect("runs");
+        let (clean, clean_pid) = run(listwatch().args(["conformance", "etcd", "--replay"]).arg(&out));
         assert_eq!(
             clean.status.code(),
             Some(0),
@@ -79,15 +83,14 @@ mod with_etcd {
             String::from_utf8_lossy(&clean.stdout)
         );
         let _ = std::fs::remove_dir_all(&dir);
+        // Each run's etcd kept its data under a directory named after the run's process, removed when
+        // the run ends, also when it ends with a difference (exit 1).
+        let ours = [found_pid, replay_pid, clean_pid].map(|pid| format!("listwatch-etcd-{pid}-"));
         let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
             .expect("temp dir")
             .filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().starts_with("listwatch-etcd-"))
             .filter(|e| {
-                // Only directories of processes that are gone (another test may be running one).
-                let name = e.file_name().to_string_lossy().to_string();
-                let pid = name.split('-').nth(2).unwrap_or("");
-                !std::path::Path::new(&format!("/proc/{pid}")).exists()
+                ours.iter().any(|prefix| e.file_name().to_string_lossy().starts_with(prefix.as_str()))
             })
             .collect();
         assert!(left.is_empty(), "data directories left behind: {left:?}");
