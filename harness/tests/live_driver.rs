@@ -1,6 +1,5 @@
 //! The live driver under tokio's paused clock: the model reflector's decisions carried out for real,
 //! against the in-process server.
-#![cfg(not(loom))]
 
 use std::time::Duration;
 

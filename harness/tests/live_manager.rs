@@ -1,7 +1,6 @@
 //! The client manager with real threads: an unreachable cluster times out its own callers only; the
 //! flawed managers hang every other cluster's requests (sync-under-lock) or the caller's own for as long
 //! as its cluster is unreachable (sync-wait-unbounded), and these tests catch both.
-#![cfg(not(loom))]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use listwatch_harness::live::manager::{ClientManager, ClusterCache};
-use listwatch_harness::live::shared_cache::{Change, Readiness, SharedCache};
 use listwatch_model::{Flaw, Flaws};
+use listwatch_shared_cache::manager::{ClientManager, ClusterCache};
+use listwatch_shared_cache::shared_cache::{Change, Readiness, SharedCache};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::Arc;
 use loom::thread;

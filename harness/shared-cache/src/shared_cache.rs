@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::sync::{lock, Arc, Condvar, Mutex, RwLock, RwLockReadGuard};
+use crate::sync::{lock, Arc, Condvar, Mutex, RwLock, RwLockReadGuard};
 
 /// A consistent view: the content and the resourceVersion it is at.
 #[derive(Debug)]

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use listwatch_model::{Flaw, Flaws};
 
-use super::shared_cache::Readiness;
-use super::sync::{Arc, RwLock};
+use crate::shared_cache::Readiness;
+use crate::sync::{Arc, RwLock};
 
 /// What a cluster's cache must offer the manager.
 pub trait ClusterCache: Send + Sync {
