@@ -1,6 +1,10 @@
 //! listwatch's breadth-first search against stateright's, the reference: on every world of the small
 //! scope, correct and with each catalogue flaw, the same states, depth, verdicts, witnesses and
 //! shortest counterexamples; and the same result, step for step, on one thread and on several.
+//! The long comparisons over flaws take this run's share of them (`support/share.rs`).
+
+#[path = "support/share.rs"]
+mod share;
 
 use listwatch_harness::checker::{run, Limits, Outcome, Search};
 use listwatch_harness::scope::{worlds, Scope};
@@ -70,24 +74,25 @@ fn compare(flaws: Flaws) {
 #[ignore = "a minute in release: .ci/run runs it there"]
 fn levels_kept_as_steps_give_the_same_search() {
     let mut kept_and_made_again = 0;
-    for flaws in [Flaws::NONE, Flaws::NONE.with(Flaw::StaleDeleteRv)] {
-        for w in worlds(Scope::Small, flaws) {
-            let made = run(w.config, Search::Bfs, limits(1));
-            for (made_states, threads) in [(1, 1), (300, 2)] {
-                if made_states == 1 && made.states > 20_000 {
-                    // Every level made again from the initial state: quadratic in the depth.
-                    continue;
-                }
-                let kept = run(w.config, Search::Bfs, Limits { made_states, ..limits(threads) });
-                let name = format!("{} with {flaws:?}, made_states {made_states}", w.name);
-                assert_eq!(exact(&kept), exact(&made), "{name}");
-                let f = kept.fingerprints.expect("our search reports them");
-                if made_states == 1 {
-                    // Every level wider than one state is kept; a world of one state a level has none.
-                    assert!(f.kept_from.is_some() || made.states == made.depth, "{name}: kept");
-                } else if f.kept_from.is_some_and(|from| f.kept_levels < made.depth - from) {
-                    kept_and_made_again += 1;
-                }
+    let cases = [Flaws::NONE, Flaws::NONE.with(Flaw::StaleDeleteRv)]
+        .into_iter()
+        .flat_map(|flaws| worlds(Scope::Small, flaws).into_iter().map(move |w| (flaws, w)));
+    for (flaws, w) in share::share(cases) {
+        let made = run(w.config, Search::Bfs, limits(1));
+        for (made_states, threads) in [(1, 1), (300, 2)] {
+            if made_states == 1 && made.states > 20_000 {
+                // Every level made again from the initial state: quadratic in the depth.
+                continue;
+            }
+            let kept = run(w.config, Search::Bfs, Limits { made_states, ..limits(threads) });
+            let name = format!("{} with {flaws:?}, made_states {made_states}", w.name);
+            assert_eq!(exact(&kept), exact(&made), "{name}");
+            let f = kept.fingerprints.expect("our search reports them");
+            if made_states == 1 {
+                // Every level wider than one state is kept; a world of one state a level has none.
+                assert!(f.kept_from.is_some() || made.states == made.depth, "{name}: kept");
+            } else if f.kept_from.is_some_and(|from| f.kept_levels < made.depth - from) {
+                kept_and_made_again += 1;
             }
         }
     }
@@ -108,7 +113,7 @@ fn the_correct_system_searched_as_stateright_does() {
 #[ignore = "minutes: .ci/run runs it in release mode"]
 fn every_flaw_caught_as_stateright_catches_it() {
     let first = |o: &Outcome| o.violated().map(|v| v.counterexample.as_ref().map_or(0, |c| c.0.len())).min();
-    for flaw in Flaw::ALL {
+    for flaw in share::share(Flaw::ALL) {
         let flaws = Flaws::NONE.with(flaw);
         let stop = |threads| Limits { stop_at_violation: true, ..limits(threads) };
         for w in worlds(Scope::Small, flaws) {
