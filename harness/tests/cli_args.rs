@@ -151,6 +151,8 @@ fn conformance_arguments_are_checked_before_etcd_is_needed() {
         ),
         (&["simulate", "--server", "ftp://host"], "neither sample-apiserver nor a URL"),
         (&["simulate", "--server", "sample-apiserver", "--json"], "--json: not with --server"),
+        (&["simulate", "--server", "sample-apiserver", "--reflectors", "5"], "'5' is not a number in 1..=4"),
+        (&["simulate", "--reflectors", "2"], "--server"),
     ] {
         let out = listwatch(words);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -86,6 +86,109 @@ mod with_apiserver {
         }
     }
 
+    /// Two clients side by side against the one server, each on a connection and watch of its own:
+    /// the correct model reflectors both come to rest.
+    /// With a flaw planted in both, the frames kept show both clients, each sending requests the
+    /// server answered, and the faults drawn at each.
+    #[test]
+    fn two_clients_side_by_side_against_one_server() {
+        use listwatch_model::{ClientId, Observed};
+
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let out = simulate(dir.path(), &["--seeds", "3", "--reflectors", "2"]);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("model, 2 side by side (reflector-0 to reflector-1) against"), "{text}");
+        assert!(text.contains("3 seeds: 3 came to rest with every property held, 0 failed"), "{text}");
+
+        let out = simulate(
+            dir.path(),
+            &["--seeds", "5", "--reflectors", "2", "--flaw", "stop-on-close", "--fault-kinds", "disconnect"],
+        );
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(1), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("seed ") && l.contains("converges breaks"))
+            .unwrap_or_else(|| panic!("no seed breaks converges: {text}"));
+        let seed: u64 = line["seed ".len()..].split(':').next().and_then(|s| s.parse().ok()).expect("a seed");
+        let file = dir.path().join(format!("server-seed-{seed}.frames.json"));
+        let frames: Vec<Frame> =
+            serde_json::from_str(&std::fs::read_to_string(&file).expect("the frames are kept"))
+                .expect("frames");
+        assert!(frames.iter().all(|f| f.clients.len() == 2), "every frame shows both clients");
+        for c in [ClientId(0), ClientId(1)] {
+            let seen = || frames.iter().flat_map(|f| &f.seen);
+            assert!(
+                seen().any(|o| matches!(o, Observed::Routed { client, .. } if *client == c)),
+                "{c:?}: a request of its reached the server"
+            );
+            assert!(
+                seen().any(|o| matches!(o, Observed::Received { client, .. } if *client == c)),
+                "{c:?}: the server's answer reached it"
+            );
+        }
+        assert!(judge_frames(&frames).is_some(), "the file alone shows the violation");
+    }
+
+    /// Clients that page side by side each continue their own LIST: the session's continue token
+    /// is swapped for each client's request (`Session::swap_token`, as `simulate --server
+    /// --reflectors 2` does). The first client's LIST is pinned before a delete and the second's
+    /// after it, so each continuation shows whose token it sent.
+    #[test]
+    fn each_client_continues_its_own_list() {
+        use std::time::Duration;
+
+        use listwatch_harness::conformance::apiserver::sample::{self, SampleApiServer};
+        use listwatch_harness::conformance::apiserver::sequence::{ApiOp, Rv};
+        use listwatch_harness::conformance::apiserver::server::{ApiServerProcess, RestSide};
+        use listwatch_harness::conformance::apiserver::transcript::ApiAnswer;
+        use listwatch_harness::conformance::etcd::EtcdProcess;
+        use listwatch_harness::conformance::{built, EtcdToStart};
+
+        let within = Duration::from_secs(20);
+        let etcd = EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), within)
+            .expect("etcd starts (scripts/install-etcd v3.6.16)");
+        let (_, binary) = sample::binary(None).expect("scripts/build-sample-apiserver");
+        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", None, Duration::from_secs(60))
+            .expect("the sample-apiserver starts");
+        let driver = built::find("rest/rest").expect("scripts/build-rest");
+        let args = [
+            format!("--server={}", server.url),
+            format!("--kubeconfig={}", server.kubeconfig.display()),
+            "--resource=wardle.example.com/v1alpha1/flunders".to_string(),
+        ];
+        let mut process = ApiServerProcess::rest(&driver, &args, RestSide::reached(server.url.clone(), None))
+            .and_then(ApiServerProcess::connect)
+            .expect("the REST driver reaches the server");
+        let mut session = process.session().expect("a session");
+        let apply = |session: &mut listwatch_harness::conformance::apiserver::server::Session<'_>,
+                     token: &mut Option<String>,
+                     op: ApiOp| {
+            session.swap_token(token);
+            let answer = session.apply(&op);
+            session.swap_token(token);
+            answer.unwrap_or_else(|e| panic!("{op}: {e}"))
+        };
+        let keys = |answer: &ApiAnswer| match answer {
+            ApiAnswer::List { items, .. } => items.iter().map(|o| o.key).collect::<Vec<u8>>(),
+            other => panic!("a list, not {other:?}"),
+        };
+        let (mut first, mut second, mut none) = (None, None, None);
+        for key in 0..3 {
+            apply(&mut session, &mut none, ApiOp::Put { key, other: false });
+        }
+        let page = ApiOp::List { rv: Rv::Consistent, limit: Some(1) };
+        assert_eq!(keys(&apply(&mut session, &mut first, page.clone())), vec![0]);
+        apply(&mut session, &mut none, ApiOp::Delete { key: 1 });
+        assert_eq!(keys(&apply(&mut session, &mut second, page)), vec![0]);
+        assert!(first.is_some() && second.is_some() && first != second, "{first:?} {second:?}");
+        // The first client's snapshot still holds k01; the second's, taken after the delete, does not.
+        assert_eq!(keys(&apply(&mut session, &mut first, ApiOp::Continue { limit: 1 })), vec![1]);
+        assert_eq!(keys(&apply(&mut session, &mut second, ApiOp::Continue { limit: 1 })), vec![2]);
+        session.finish().expect("the session ends");
+    }
+
     /// `--fault-kinds` narrows each kind of fault on its own, as it does for campaigns: with only
     /// silent deaths and garbled lines drawn, no connection is broken, no consumer held and no
     /// request refused, and compactions (a budget, not a kind) go on. The correct model reflector

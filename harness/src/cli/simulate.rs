@@ -53,6 +53,14 @@ pub(crate) fn at_least_one(v: &str) -> Result<u64, String> {
     whole(v).and_then(|n| if n == 0 { Err("must be at least 1".to_string()) } else { Ok(n) })
 }
 
+/// `--reflectors`: 1 to 4 clients under test against one real server.
+fn reflectors(v: &str) -> Result<u8, String> {
+    v.parse::<u8>()
+        .ok()
+        .filter(|n| (1..=4).contains(n))
+        .ok_or_else(|| format!("'{v}' is not a number in 1..=4"))
+}
+
 fn steps(v: &str) -> Result<u32, String> {
     v.parse::<u32>()
         .ok()
@@ -141,6 +149,11 @@ pub struct SimulateArgs {
     /// deterministic (README, "Real clients against a real server")
     #[arg(long, value_name = "SERVER", value_parser = ServerChoice::parse)]
     pub server: Option<ServerChoice>,
+    /// With --server: how many clients under test run against it side by side, each its own
+    /// client (reflector-0, reflector-1, ...) on a connection of its own, with the world's faults
+    /// drawn at each (1 to 4; campaigns against the model's servers draw 1 or 2 a seed)
+    #[arg(long, value_name = "N", default_value = "1", requires = "server", value_parser = reflectors)]
+    pub reflectors: u8,
     /// The kubeconfig to reach --server's URL with
     #[arg(long, value_name = "FILE", requires = "server")]
     pub kubeconfig: Option<PathBuf>,

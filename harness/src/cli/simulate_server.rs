@@ -145,7 +145,11 @@ mod live {
         let first = args.seed.unwrap_or(0);
         let seeds = args.seeds.unwrap_or(if args.seed.is_some() { 1 } else { 10 });
         let started_by = if started.is_some() { " (started by listwatch)" } else { "" };
-        println!("simulate: {} against {}{started_by}", k.name(), process.describe());
+        let side_by_side = match args.reflectors {
+            1 => String::new(),
+            n => format!(", {n} side by side (reflector-0 to reflector-{})", n - 1),
+        };
+        println!("simulate: {}{side_by_side} against {}{started_by}", k.name(), process.describe());
         println!(
             "  not deterministic: the server's answers and when its events arrive are its own; a seed fixes \
              the world's choices only, and a failing run is kept as the frames it saw"
@@ -153,8 +157,15 @@ mod live {
         let (mut rested, mut failed) = (0u64, 0u64);
         let mut not_judged: &[(&str, &str)] = &[];
         for seed in first..first + seeds {
-            let settings =
-                Settings { seed, steps: args.steps, keys: KEYS, faults: kinds, compactions, flaws };
+            let settings = Settings {
+                seed,
+                steps: args.steps,
+                keys: KEYS,
+                faults: kinds,
+                compactions,
+                flaws,
+                reflectors: args.reflectors,
+            };
             let outcome = process.session().and_then(|mut session| {
                 let outcome = run::run(k, &mut session, settings)?;
                 session.finish()?;

@@ -19,20 +19,18 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use listwatch_model::{
-    ApiError, Client, ClientView, Clients, Config, Connection, Effect, FaultKind, Input, Key, Message,
-    Observed, Request, Rev, WatchEvent,
+    ApiError, Client, ClientId, ClientView, Clients, Config, Connection, Effect, FaultKind, Input, Key,
+    Message, Observed, Request, Rev, WatchEvent,
 };
 use listwatch_properties::{judge_frames, Environment, Frame, Property, Shown, Violation};
 
-use super::wire::{self, WATCH};
+use super::wire;
 use crate::conformance::apiserver::sequence::ApiOp;
 use crate::conformance::apiserver::server::Session;
 use crate::conformance::apiserver::transcript::ApiAnswer;
 use crate::conformance::SideError;
 use crate::sim::rng::Rng;
 
-/// The client under test's id: one client a run.
-const C: listwatch_model::ClientId = listwatch_model::ClientId(0);
 /// How long the heal phase waits for the server's next message before it takes the client's watch
 /// to have everything (after a barrier that saw the server's cache hold the last write).
 const SETTLE_WAIT: Duration = Duration::from_millis(300);
@@ -51,6 +49,9 @@ pub struct Settings {
     pub compactions: bool,
     /// Flaws planted in the model reflector, when it is the client.
     pub flaws: listwatch_model::Flaws,
+    /// Clients under test (reflector-0, reflector-1, ...), each on a connection of its own to the
+    /// one server; at least one.
+    pub reflectors: u8,
 }
 
 /// How a run ended.
@@ -111,7 +112,7 @@ impl std::fmt::Display for Faults {
     }
 }
 
-/// The client's one connection.
+/// A client's one connection.
 #[derive(Debug, Default)]
 enum Conn {
     #[default]
@@ -123,36 +124,72 @@ enum Conn {
     Watching { queue: VecDeque<Message>, silent: bool, garble_next: bool },
 }
 
-/// A world step.
+/// A world step. Those of a client carry its number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
-    Answer,
-    Deliver,
-    Timer,
+    Answer(u8),
+    Deliver(u8),
+    Timer(u8),
     Put(u8),
     Delete(u8),
     Compact,
-    Break,
-    Silence,
-    Notice,
-    /// The next event on the watch arrives as a line that does not decode.
-    Garble,
-    Hold,
-    Release,
-    /// The request is answered with this status before it reaches the server (A15).
-    Refuse(ApiError),
+    Break(u8),
+    Silence(u8),
+    Notice(u8),
+    /// The next event on the client's watch arrives as a line that does not decode.
+    Garble(u8),
+    Hold(u8),
+    Release(u8),
+    /// The client's request is answered with this status before it reaches the server (A15).
+    Refuse(u8, ApiError),
+}
+
+impl Step {
+    /// In the heal, what is in flight goes first, in this order: answers, then deliveries, a held
+    /// consumer's release, a dead connection noticed.
+    fn in_flight(self) -> Option<u8> {
+        match self {
+            Step::Answer(_) => Some(0),
+            Step::Deliver(_) => Some(1),
+            Step::Release(_) => Some(2),
+            Step::Notice(_) => Some(3),
+            _ => None,
+        }
+    }
+}
+
+/// A client under test, its one connection, and the continue token of its last LIST page (the
+/// session keeps one at a time: each client's is swapped in for its requests).
+struct Slot<C: Client> {
+    client: C,
+    conn: Conn,
+    token: Option<String>,
+}
+
+impl<C: Client> Slot<C> {
+    /// What a client shows, by the model's rule ([`ClientView::of`]); a request not yet answered
+    /// holds nothing for it, as an unrouted one in the model's network.
+    fn view(&self) -> ClientView<'_> {
+        let conn = match &self.conn {
+            Conn::None => None,
+            Conn::Pending(_) => Some(Connection { waiting: false, watch_served: false, dead: false }),
+            Conn::Watching { queue, silent, .. } => {
+                Some(Connection { waiting: !queue.is_empty(), watch_served: !silent, dead: *silent })
+            }
+        };
+        ClientView::of(&self.client, conn)
+    }
 }
 
 struct World<'s, 'a, C: Client> {
-    client: C,
+    slots: Vec<Slot<C>>,
     session: &'s mut Session<'a>,
-    conn: Conn,
     live: Vec<bool>,
     lever: bool,
     out: Outcome,
 }
 
-/// Run `clients`' client against the server behind `session`, and judge what it saw: the frames
+/// Run `clients`' clients against the server behind `session`, and judge what they saw: the frames
 /// are kept up to the first violation.
 pub fn run<K: Clients>(clients: &K, session: &mut Session<'_>, s: Settings) -> Result<Outcome, SideError> {
     let mut out = steps(clients, session, s)?;
@@ -164,9 +201,14 @@ pub fn run<K: Clients>(clients: &K, session: &mut Session<'_>, s: Settings) -> R
 }
 
 fn steps<K: Clients>(clients: &K, session: &mut Session<'_>, s: Settings) -> Result<Outcome, SideError> {
-    let config = Config { keys: s.keys, flaws: s.flaws, ..Config::default() };
-    let mut client = clients.make(&config, s.seed, C);
-    client.start();
+    let config = Config { keys: s.keys, flaws: s.flaws, reflectors: s.reflectors, ..Config::default() };
+    let slots: Vec<Slot<K::C>> = (0..s.reflectors.max(1))
+        .map(|i| {
+            let mut client = clients.make(&config, s.seed, ClientId(i));
+            client.start();
+            Slot { client, conn: Conn::None, token: None }
+        })
+        .collect();
     let out = Outcome {
         end: End::Rest,
         frames: Vec::new(),
@@ -174,18 +216,19 @@ fn steps<K: Clients>(clients: &K, session: &mut Session<'_>, s: Settings) -> Res
         faults: Faults::default(),
         requests: 0,
         expired: 0,
-        not_judged: client.not_judged(),
+        not_judged: slots[0].client.not_judged(),
     };
     let mut w = World {
-        client,
+        slots,
         session,
-        conn: Conn::None,
         live: vec![false; usize::from(s.keys)],
         lever: clients.consumer_lever(),
         out,
     };
     let mut seen = Vec::new();
-    w.drain(&mut seen)?;
+    for c in 0..w.slots.len() as u8 {
+        w.drain(c, &mut seen)?;
+    }
     let faulty = FaultKind::ALL.into_iter().any(|f| super::takes(f) && s.faults.has(f));
     let env = Environment { quiet: false, settled: false, caught_up: true, faulty };
     w.frame(seen, env);
@@ -205,33 +248,40 @@ fn steps<K: Clients>(clients: &K, session: &mut Session<'_>, s: Settings) -> Res
         }
     }
     // The heal: no writes, no faults. What is in flight goes first; once nothing is, the server's
-    // cache is let take the last write and its watch given time to send the rest; only then is the
-    // client judged settled, and its timers fire when it is not at rest.
+    // cache is let take the last write and its watches given time to send the rest; only then are the
+    // clients judged settled, and their timers fire while one is not at rest.
     let quiet = Environment { quiet: true, ..env };
     for _ in 0..s.steps.saturating_mul(4).max(50) {
         let steps = w.enabled(false, s)?;
-        let in_flight = [Step::Answer, Step::Deliver, Step::Release, Step::Notice];
-        if let Some(step) = in_flight.into_iter().find(|st| steps.contains(st)) {
+        let in_flight =
+            steps.iter().filter_map(|st| st.in_flight().map(|rank| (rank, *st))).min_by_key(|(r, _)| *r);
+        if let Some((_, step)) = in_flight {
             let seen = w.take(step)?;
             w.frame(seen, quiet);
         } else {
             w.barrier()?;
             w.poll(SETTLE_WAIT)?;
-            if w.queue_empty() {
+            if w.queues_empty() {
                 // A second look, for a server slow to send under load.
                 w.poll(SETTLE_WAIT * 3)?;
             }
-            if !w.queue_empty() {
+            if !w.queues_empty() {
                 continue;
             }
             w.frame(Vec::new(), Environment { settled: true, ..quiet });
             if w.resting() {
                 return Ok(w.out);
             }
-            if !steps.contains(&Step::Timer) {
+            // A timer of a client not at rest first: another's may fire again and again.
+            let timers = steps.iter().filter_map(|st| match st {
+                Step::Timer(c) => Some(*c),
+                _ => None,
+            });
+            let Some(c) = timers.min_by_key(|c| w.slots[usize::from(*c)].view().resting()) else {
                 break;
-            }
-            let seen = w.take(Step::Timer)?;
+            };
+            let timer = Step::Timer(c);
+            let seen = w.take(timer)?;
             w.frame(seen, quiet);
         }
         if let Some(end) = w.ended() {
@@ -244,19 +294,26 @@ fn steps<K: Clients>(clients: &K, session: &mut Session<'_>, s: Settings) -> Res
 }
 
 impl<C: Client> World<'_, '_, C> {
-    fn queue_empty(&self) -> bool {
-        match &self.conn {
+    fn slot(&mut self, c: u8) -> &mut Slot<C> {
+        &mut self.slots[usize::from(c)]
+    }
+
+    fn queues_empty(&self) -> bool {
+        self.slots.iter().all(|slot| match &slot.conn {
             Conn::Watching { queue, .. } => queue.is_empty(),
             Conn::Pending(_) => false,
             Conn::None => true,
-        }
+        })
     }
 
-    /// What the server sent on the watch since the last look, waiting up to `wait` for it.
+    /// What the server sent on each open watch since the last look, waiting up to `wait` for it.
     fn poll(&mut self, wait: Duration) -> Result<(), SideError> {
-        if let Conn::Watching { queue, silent: false, .. } = &mut self.conn {
-            for m in self.session.messages(WATCH, wait)? {
-                queue.push_back(wire::message(&m));
+        for c in 0..self.slots.len() as u8 {
+            let Slot { conn, .. } = &mut self.slots[usize::from(c)];
+            if let Conn::Watching { queue, silent: false, .. } = conn {
+                for m in self.session.messages(wire::watch_id(ClientId(c)), wait)? {
+                    queue.push_back(wire::message(&m));
+                }
             }
         }
         Ok(())
@@ -266,68 +323,74 @@ impl<C: Client> World<'_, '_, C> {
         self.session.barrier()
     }
 
-    /// The steps the world may take now, after a look at what the server sent meanwhile.
+    /// The steps the world may take now, after a look at what the server sent meanwhile: each
+    /// client's, then the writes, then the faults at each client, then a compaction.
     fn enabled(&mut self, safety: bool, s: Settings) -> Result<Vec<Step>, SideError> {
         self.poll(Duration::ZERO)?;
         let mut steps = Vec::new();
-        match &self.conn {
-            Conn::Pending(request) => {
-                steps.push(Step::Answer);
-                // A15: a proxy, the authenticator or the server's filters answer before its storage.
-                if safety {
-                    let kinds = FaultKind::refusals(request).filter(|(kind, _)| s.faults.has(*kind));
-                    steps.extend(kinds.map(|(_, error)| Step::Refuse(error)));
+        for (c, slot) in (0u8..).zip(&self.slots) {
+            match &slot.conn {
+                Conn::Pending(request) => {
+                    steps.push(Step::Answer(c));
+                    // A15: a proxy, the authenticator or the server's filters answer before its storage.
+                    if safety {
+                        let kinds = FaultKind::refusals(request).filter(|(kind, _)| s.faults.has(*kind));
+                        steps.extend(kinds.map(|(_, error)| Step::Refuse(c, error)));
+                    }
                 }
+                Conn::Watching { queue, silent, .. } => {
+                    if !queue.is_empty() && !silent {
+                        steps.push(Step::Deliver(c));
+                    }
+                    // A9: unless a timer of the client's own fires first.
+                    if *silent && slot.client.dead_connection_noticed_next().is_some() {
+                        steps.push(Step::Notice(c));
+                    }
+                }
+                Conn::None => {}
             }
-            Conn::Watching { queue, silent, .. } => {
-                if !queue.is_empty() && !silent {
-                    steps.push(Step::Deliver);
-                }
-                // A9: unless a timer of the client's own fires first.
-                if *silent && self.client.dead_connection_noticed_next().is_some() {
-                    steps.push(Step::Notice);
-                }
+            if slot.client.consumer_held() {
+                steps.push(Step::Release(c));
             }
-            Conn::None => {}
-        }
-        if self.client.consumer_held() {
-            steps.push(Step::Release);
-        }
-        if self.client.next_timer().is_some() {
-            steps.push(Step::Timer);
-        }
-        if safety {
-            for k in 0..s.keys {
-                steps.push(Step::Put(k));
-                if self.live[usize::from(k)] {
-                    steps.push(Step::Delete(k));
-                }
+            if slot.client.next_timer().is_some() {
+                steps.push(Step::Timer(c));
             }
-            if s.faults.has(FaultKind::Disconnect) && !matches!(self.conn, Conn::None) {
-                steps.push(Step::Break);
+        }
+        if !safety {
+            return Ok(steps);
+        }
+        for k in 0..s.keys {
+            steps.push(Step::Put(k));
+            if self.live[usize::from(k)] {
+                steps.push(Step::Delete(k));
+            }
+        }
+        for (c, slot) in (0u8..).zip(&self.slots) {
+            if s.faults.has(FaultKind::Disconnect) && !matches!(slot.conn, Conn::None) {
+                steps.push(Step::Break(c));
             }
             // A connection may die silently under any client; whether it notices is the client's.
             if s.faults.has(FaultKind::SilentDeath)
-                && matches!(self.conn, Conn::Watching { silent: false, .. })
+                && matches!(slot.conn, Conn::Watching { silent: false, .. })
             {
-                steps.push(Step::Silence);
+                steps.push(Step::Silence(c));
             }
             // As the model's network: a line of an open watch, the next event that arrives on it.
             if s.faults.has(FaultKind::GarbledLine)
-                && matches!(self.conn, Conn::Watching { silent: false, garble_next: false, .. })
+                && matches!(slot.conn, Conn::Watching { silent: false, garble_next: false, .. })
             {
-                steps.push(Step::Garble);
+                steps.push(Step::Garble(c));
             }
             if s.faults.has(FaultKind::SlowConsumer)
                 && self.lever
-                && self.client.can_move_consumer()
-                && !self.client.consumer_held()
+                && slot.client.can_move_consumer()
+                && !slot.client.consumer_held()
             {
-                steps.push(Step::Hold);
+                steps.push(Step::Hold(c));
             }
-            if s.compactions && self.session.highest() > 0 {
-                steps.push(Step::Compact);
-            }
+        }
+        if s.compactions && self.session.highest() > 0 {
+            steps.push(Step::Compact);
         }
         Ok(steps)
     }
@@ -336,50 +399,57 @@ impl<C: Client> World<'_, '_, C> {
     fn take(&mut self, step: Step) -> Result<Vec<Observed>, SideError> {
         let mut seen = Vec::new();
         match step {
-            Step::Answer => {
-                let Conn::Pending(request) = std::mem::take(&mut self.conn) else { return Ok(seen) };
-                seen.push(Observed::Routed { client: C, server: listwatch_model::ServerId(0) });
-                let answer = self.session.apply(&wire::op(&request))?;
+            Step::Answer(c) => {
+                let slot = &mut self.slots[usize::from(c)];
+                let Conn::Pending(request) = std::mem::take(&mut slot.conn) else { return Ok(seen) };
+                seen.push(Observed::Routed { client: ClientId(c), server: listwatch_model::ServerId(0) });
+                self.session.swap_token(&mut slot.token);
+                let answer = self.session.apply(&wire::op(&request, ClientId(c)));
+                self.session.swap_token(&mut slot.token);
+                let answer = answer?;
                 if matches!(answer, ApiAnswer::Failed { code: 410 }) {
                     self.out.expired += 1;
                 }
                 match wire::answer(&answer, request.is_list()) {
-                    Some(message) => self.receive(message, &mut seen)?,
+                    Some(message) => self.receive(c, message, &mut seen)?,
                     None => {
-                        self.conn =
+                        let slot = self.slot(c);
+                        slot.conn =
                             Conn::Watching { queue: VecDeque::new(), silent: false, garble_next: false };
-                        self.client.handle(Input::Opened);
-                        self.drain(&mut seen)?;
+                        slot.client.handle(Input::Opened);
+                        self.drain(c, &mut seen)?;
                     }
                 }
             }
-            Step::Deliver => {
-                let Conn::Watching { queue, garble_next, .. } = &mut self.conn else { return Ok(seen) };
+            Step::Deliver(c) => {
+                let slot = &mut self.slots[usize::from(c)];
+                let Conn::Watching { queue, garble_next, .. } = &mut slot.conn else { return Ok(seen) };
                 let Some(message) = queue.pop_front() else { return Ok(seen) };
                 match message.garbled(*garble_next) {
                     Ok(event) => {
                         *garble_next = false;
                         self.out.faults.garbled_line += 1;
-                        seen.push(Observed::Garbled { client: C, event });
-                        self.client.handle(Input::Garbled);
-                        self.drain(&mut seen)?;
+                        seen.push(Observed::Garbled { client: ClientId(c), event });
+                        self.slot(c).client.handle(Input::Garbled);
+                        self.drain(c, &mut seen)?;
                     }
                     Err(message) => {
                         if let Message::End(_) = message {
-                            self.conn = Conn::None;
+                            self.slot(c).conn = Conn::None;
                         }
                         if matches!(message, Message::Event(WatchEvent::Error(ApiError::Expired))) {
                             self.out.expired += 1;
                         }
-                        self.receive(message, &mut seen)?;
+                        self.receive(c, message, &mut seen)?;
                     }
                 }
             }
-            Step::Timer => {
-                if let Some((timer, after_ms)) = self.client.next_timer() {
-                    seen.push(Observed::TimerFired { client: C, timer, after_ms });
-                    self.client.handle(Input::Timer(timer));
-                    self.drain(&mut seen)?;
+            Step::Timer(c) => {
+                let client = &mut self.slot(c).client;
+                if let Some((timer, after_ms)) = client.next_timer() {
+                    seen.push(Observed::TimerFired { client: ClientId(c), timer, after_ms });
+                    client.handle(Input::Timer(timer));
+                    self.drain(c, &mut seen)?;
                 }
             }
             Step::Put(k) | Step::Delete(k) => {
@@ -403,119 +473,107 @@ impl<C: Client> World<'_, '_, C> {
                     self.out.faults.compactions += 1;
                 }
             }
-            Step::Break => {
-                self.close()?;
+            Step::Break(c) => {
+                self.close(c)?;
                 self.out.faults.disconnect += 1;
-                seen.push(Observed::Broken { client: C });
-                self.client.handle(Input::Broken);
-                self.drain(&mut seen)?;
+                seen.push(Observed::Broken { client: ClientId(c) });
+                self.slot(c).client.handle(Input::Broken);
+                self.drain(c, &mut seen)?;
             }
-            Step::Garble => {
-                if let Conn::Watching { garble_next, .. } = &mut self.conn {
+            Step::Garble(c) => {
+                if let Conn::Watching { garble_next, .. } = &mut self.slot(c).conn {
                     *garble_next = true;
                 }
             }
-            Step::Silence => {
+            Step::Silence(c) => {
                 // What the dead connection still held is lost with it, as the model's network loses it.
-                if let Conn::Watching { silent, queue, .. } = &mut self.conn {
+                if let Conn::Watching { silent, queue, .. } = &mut self.slots[usize::from(c)].conn {
                     *silent = true;
                     queue.clear();
                     self.out.faults.silent_death += 1;
                 }
             }
-            Step::Notice => {
-                if let Some(after_ms) = self.client.dead_connection_noticed_next() {
-                    seen.push(Observed::SilenceNoticed { client: C, after_ms });
-                    self.client.elapse(after_ms);
-                    self.close()?;
-                    seen.push(Observed::Broken { client: C });
-                    self.client.handle(Input::Broken);
-                    self.drain(&mut seen)?;
+            Step::Notice(c) => {
+                if let Some(after_ms) = self.slot(c).client.dead_connection_noticed_next() {
+                    seen.push(Observed::SilenceNoticed { client: ClientId(c), after_ms });
+                    self.slot(c).client.elapse(after_ms);
+                    self.close(c)?;
+                    seen.push(Observed::Broken { client: ClientId(c) });
+                    self.slot(c).client.handle(Input::Broken);
+                    self.drain(c, &mut seen)?;
                 }
             }
-            Step::Hold => {
-                self.client.handle(Input::Hold);
+            Step::Hold(c) => {
+                self.slot(c).client.handle(Input::Hold);
                 self.out.faults.slow_consumer += 1;
-                self.drain(&mut seen)?;
+                self.drain(c, &mut seen)?;
             }
-            Step::Refuse(error) => {
-                let Conn::Pending(request) = std::mem::take(&mut self.conn) else { return Ok(seen) };
+            Step::Refuse(c, error) => {
+                let Conn::Pending(request) = std::mem::take(&mut self.slot(c).conn) else { return Ok(seen) };
                 self.out.faults.refusals += 1;
-                self.receive(Message::refused(&request, error), &mut seen)?;
+                self.receive(c, Message::refused(&request, error), &mut seen)?;
             }
-            Step::Release => {
-                self.client.handle(Input::Release);
-                self.drain(&mut seen)?;
+            Step::Release(c) => {
+                self.slot(c).client.handle(Input::Release);
+                self.drain(c, &mut seen)?;
             }
         }
         Ok(seen)
     }
 
-    /// Close the connection, stopping the server's watch on it.
-    fn close(&mut self) -> Result<(), SideError> {
-        if let Conn::Watching { .. } = std::mem::take(&mut self.conn) {
-            self.session.apply(&ApiOp::Stop { id: WATCH })?;
+    /// Close client `c`'s connection, stopping the server's watch on it.
+    fn close(&mut self, c: u8) -> Result<(), SideError> {
+        if let Conn::Watching { .. } = std::mem::take(&mut self.slot(c).conn) {
+            self.session.apply(&ApiOp::Stop { id: wire::watch_id(ClientId(c)) })?;
         }
         Ok(())
     }
 
-    fn receive(&mut self, message: Message, seen: &mut Vec<Observed>) -> Result<(), SideError> {
-        seen.push(Observed::Received { client: C, message: message.clone() });
-        self.client.handle(Input::Message(message));
-        self.drain(seen)
+    fn receive(&mut self, c: u8, message: Message, seen: &mut Vec<Observed>) -> Result<(), SideError> {
+        seen.push(Observed::Received { client: ClientId(c), message: message.clone() });
+        self.slot(c).client.handle(Input::Message(message));
+        self.drain(c, seen)
     }
 
-    /// Carry out what the client asked for (the model's `System::drain`, on this connection).
-    fn drain(&mut self, seen: &mut Vec<Observed>) -> Result<(), SideError> {
-        while let Some(effect) = self.client.poll_effect() {
+    /// Carry out what client `c` asked for (the model's `System::drain`, on its connection).
+    fn drain(&mut self, c: u8, seen: &mut Vec<Observed>) -> Result<(), SideError> {
+        let client = ClientId(c);
+        while let Some(effect) = self.slot(c).client.poll_effect() {
             match effect {
                 Effect::Send(request) => {
-                    if !matches!(self.conn, Conn::None) {
-                        self.close()?;
-                        seen.push(Observed::LeftOpen { client: C });
+                    if !matches!(self.slot(c).conn, Conn::None) {
+                        self.close(c)?;
+                        seen.push(Observed::LeftOpen { client });
                     }
-                    seen.push(Observed::Sent { client: C, request });
+                    seen.push(Observed::Sent { client, request });
                     self.out.requests += 1;
-                    self.conn = Conn::Pending(request);
+                    self.slot(c).conn = Conn::Pending(request);
                 }
                 Effect::Cancel => {
-                    if !matches!(self.conn, Conn::None) {
-                        self.close()?;
-                        seen.push(Observed::Cancelled { client: C });
+                    if !matches!(self.slot(c).conn, Conn::None) {
+                        self.close(c)?;
+                        seen.push(Observed::Cancelled { client });
                     }
                 }
                 Effect::Notify(notification) => {
-                    seen.push(Observed::Notified { client: C, handler: 0, notification })
+                    seen.push(Observed::Notified { client, handler: 0, notification })
                 }
                 Effect::NotifyAnother { handler, notification } => {
-                    seen.push(Observed::Notified { client: C, handler, notification })
+                    seen.push(Observed::Notified { client, handler, notification })
                 }
-                Effect::Tell => seen.push(Observed::Told { client: C }),
+                Effect::Tell => seen.push(Observed::Told { client }),
             }
         }
         Ok(())
     }
 
-    /// What the client shows, by the model's rule ([`ClientView::of`]); a request not yet answered
-    /// holds nothing for it, as an unrouted one in the model's network.
-    fn view(&self) -> ClientView<'_> {
-        let conn = match &self.conn {
-            Conn::None => None,
-            Conn::Pending(_) => Some(Connection { waiting: false, watch_served: false, dead: false }),
-            Conn::Watching { queue, silent, .. } => {
-                Some(Connection { waiting: !queue.is_empty(), watch_served: !silent, dead: *silent })
-            }
-        };
-        ClientView::of(&self.client, conn)
-    }
-
     fn resting(&self) -> bool {
-        self.view().resting()
+        self.slots.iter().all(|slot| slot.view().resting())
     }
 
     fn frame(&mut self, seen: Vec<Observed>, environment: Environment) {
-        let clients = vec![Shown::of(&self.view())];
-        // The first frame states what the client cannot be judged by, for the whole run.
+        let clients = self.slots.iter().map(|slot| Shown::of(&slot.view())).collect();
+        // The first frame states what the clients cannot be judged by, for the whole run.
         let not_judged = if self.out.frames.is_empty() {
             let names = self.out.not_judged.iter();
             names
@@ -527,8 +585,11 @@ impl<C: Client> World<'_, '_, C> {
         self.out.frames.push(Frame { seen, environment, clients, not_judged });
     }
 
-    /// Whether the client can go no further.
+    /// Whether a client can go no further, and why.
     fn ended(&self) -> Option<End> {
-        self.client.halted().or_else(|| self.client.gone()).map(End::Halted)
+        self.slots
+            .iter()
+            .find_map(|slot| slot.client.halted().or_else(|| slot.client.gone()))
+            .map(End::Halted)
     }
 }

@@ -12,9 +12,11 @@ use listwatch_model::{
 use crate::conformance::apiserver::sequence::{ApiOp, Rv};
 use crate::conformance::apiserver::transcript::{ApiAnswer, ApiMsg, Obj};
 
-/// The session's number for the client's watch: one connection at a time, as the model's network
-/// plays it, so a new WATCH stops the last one first.
-pub const WATCH: u8 = 0;
+/// The session's number for a client's watch: its client's number. Each client has one connection
+/// at a time, as the model's network plays it, so its new WATCH stops its last one first.
+pub fn watch_id(client: listwatch_model::ClientId) -> u8 {
+    client.0
+}
 
 fn rv(rv: ListRv) -> Rv {
     match rv {
@@ -25,17 +27,18 @@ fn rv(rv: ListRv) -> Rv {
     }
 }
 
-/// The operation that sends `request`. A page with a `continue` continues the last LIST, the one whose
+/// The operation that sends `request` of `client`. A page with a `continue` continues the last LIST, the one whose
 /// token the client holds. Watches carry no `timeoutSeconds`: the client's clock is its own, and the
 /// server's would end the watch in real time. A streaming list always asks for bookmarks, as every
 /// client that sends one does (A12: without them it does not validate).
-pub fn op(request: &Request) -> ApiOp {
+pub fn op(request: &Request, client: listwatch_model::ClientId) -> ApiOp {
+    let id = watch_id(client);
     match *request {
         Request::List { rv: r } => ApiOp::List { rv: rv(r), limit: None },
         Request::ListPage { rv: r, limit, cont: None } => ApiOp::List { rv: rv(r), limit: Some(limit) },
         Request::ListPage { limit, cont: Some(_), .. } => ApiOp::Continue { limit },
         Request::Watch { from, bookmarks, .. } => ApiOp::Watch {
-            id: WATCH,
+            id,
             from: match from {
                 WatchFrom::Now => None,
                 WatchFrom::Rv(r) => Some(r.0),
@@ -44,7 +47,7 @@ pub fn op(request: &Request) -> ApiOp {
             bookmarks,
             timeout: false,
         },
-        Request::WatchList { rv: r, .. } => ApiOp::WatchList { id: WATCH, rv: rv(r), timeout: false },
+        Request::WatchList { rv: r, .. } => ApiOp::WatchList { id, rv: rv(r), timeout: false },
     }
 }
 
@@ -112,17 +115,24 @@ mod tests {
     #[test]
     fn requests_become_the_operations_that_send_them() {
         let page = Request::ListPage { rv: ListRv::Exact(Rev(4)), limit: 1, cont: None };
-        assert_eq!(op(&page), ApiOp::List { rv: Rv::Exact(4), limit: Some(1) });
+        let c0 = listwatch_model::ClientId(0);
+        assert_eq!(op(&page, c0), ApiOp::List { rv: Rv::Exact(4), limit: Some(1) });
         let next = Request::ListPage {
             rv: ListRv::Consistent,
             limit: 1,
             cont: Some(Continue { rv: Rev(4), after: Key(0) }),
         };
-        assert_eq!(op(&next), ApiOp::Continue { limit: 1 });
+        assert_eq!(op(&next, c0), ApiOp::Continue { limit: 1 });
         let watch = Request::Watch { from: WatchFrom::Rv(Rev(7)), timeout_secs: 300, bookmarks: true };
         assert_eq!(
-            op(&watch),
-            ApiOp::Watch { id: WATCH, from: Some(7), unset: false, bookmarks: true, timeout: false }
+            op(&watch, c0),
+            ApiOp::Watch { id: 0, from: Some(7), unset: false, bookmarks: true, timeout: false }
+        );
+        // Each client's watch is its own: the second client's is watch 1.
+        let streaming = Request::WatchList { rv: ListRv::Any, timeout_secs: 300, bookmarks: true };
+        assert_eq!(
+            op(&streaming, listwatch_model::ClientId(1)),
+            ApiOp::WatchList { id: 1, rv: Rv::Any, timeout: false }
         );
     }
 

@@ -537,6 +537,12 @@ impl Session<'_> {
         self.run.apply(op, &format!("{op}"))
     }
 
+    /// Exchange the continue token a `Continue` sends (the last LIST page's) with `token`: the run
+    /// holds one, so clients that page side by side each keep their own between requests.
+    pub fn swap_token(&mut self, token: &mut Option<String>) {
+        std::mem::swap(&mut self.run.token, token);
+    }
+
     /// What watch `id` got since the last call, waiting up to `wait` for a first message.
     pub fn messages(&mut self, id: u8, wait: Duration) -> Result<Vec<ApiMsg>, SideError> {
         let deadline = Instant::now() + wait;
