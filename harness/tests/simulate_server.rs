@@ -26,6 +26,26 @@ mod with_apiserver {
         Command::new(env!("CARGO_BIN_EXE_listwatch")).args(&words).output().expect("listwatch runs")
     }
 
+    /// etcd 3.6 and the sample-apiserver over it, as a server someone else runs: reached at its URL.
+    fn sample_apiserver() -> (
+        listwatch_harness::conformance::etcd::EtcdProcess,
+        listwatch_harness::conformance::apiserver::sample::SampleApiServer,
+    ) {
+        use std::time::Duration;
+
+        use listwatch_harness::conformance::apiserver::sample::{self, SampleApiServer};
+        use listwatch_harness::conformance::etcd::EtcdProcess;
+        use listwatch_harness::conformance::EtcdToStart;
+
+        let within = Duration::from_secs(20);
+        let etcd = EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), within)
+            .expect("etcd starts (scripts/install-etcd v3.6.16)");
+        let (_, binary) = sample::binary(None).expect("scripts/build-sample-apiserver");
+        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", None, Duration::from_secs(60))
+            .expect("the sample-apiserver starts");
+        (etcd, server)
+    }
+
     fn stdout(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
@@ -137,21 +157,12 @@ mod with_apiserver {
     /// after it, so each continuation shows whose token it sent.
     #[test]
     fn each_client_continues_its_own_list() {
-        use std::time::Duration;
-
-        use listwatch_harness::conformance::apiserver::sample::{self, SampleApiServer};
         use listwatch_harness::conformance::apiserver::sequence::{ApiOp, Rv};
         use listwatch_harness::conformance::apiserver::server::{ApiServerProcess, RestSide};
         use listwatch_harness::conformance::apiserver::transcript::ApiAnswer;
-        use listwatch_harness::conformance::etcd::EtcdProcess;
-        use listwatch_harness::conformance::{built, EtcdToStart};
+        use listwatch_harness::conformance::built;
 
-        let within = Duration::from_secs(20);
-        let etcd = EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), within)
-            .expect("etcd starts (scripts/install-etcd v3.6.16)");
-        let (_, binary) = sample::binary(None).expect("scripts/build-sample-apiserver");
-        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", None, Duration::from_secs(60))
-            .expect("the sample-apiserver starts");
+        let (_etcd, server) = sample_apiserver();
         let driver = built::find("rest/rest").expect("scripts/build-rest");
         let args = [
             format!("--server={}", server.url),
@@ -237,18 +248,7 @@ mod with_apiserver {
     /// A server someone else runs, reached at its URL through its kubeconfig, on the resource named.
     #[test]
     fn a_server_at_its_url_is_reached_through_its_kubeconfig() {
-        use std::time::Duration;
-
-        use listwatch_harness::conformance::apiserver::sample::{self, SampleApiServer};
-        use listwatch_harness::conformance::etcd::EtcdProcess;
-        use listwatch_harness::conformance::EtcdToStart;
-
-        let within = Duration::from_secs(20);
-        let etcd = EtcdProcess::start_version(&EtcdToStart::parse("3.6").expect("3.6"), within)
-            .expect("etcd starts (scripts/install-etcd v3.6.16)");
-        let (_, binary) = sample::binary(None).expect("scripts/build-sample-apiserver");
-        let server = SampleApiServer::start(&binary, &etcd.endpoint, "", None, Duration::from_secs(60))
-            .expect("the sample-apiserver starts");
+        let (_etcd, server) = sample_apiserver();
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (out_dir, kubeconfig) =
             (dir.path().display().to_string(), server.kubeconfig.display().to_string());
