@@ -1,15 +1,17 @@
-//! One seed's run of a client under test against a real server: the seed draws the world's steps
-//! (writes, faults at the wire, the client's timers, which answer or message reaches it next), the
-//! server answers for real, and every step's observations and what the client shows after it make a
-//! [`Frame`] the properties judge, as they judge the model's runs.
+//! One seed's run of the clients under test (one, or several side by side: `--reflectors`) against a
+//! real server: the seed draws the world's steps (writes, faults at the wire, each client's timers,
+//! which answer or message reaches which client next), the server answers for real, and every step's
+//! observations and what each client shows after it make a [`Frame`] the properties judge, as they
+//! judge the model's runs.
 //!
 //! It is not deterministic: what the server answers, and when its watch events arrive, is the
 //! server's. The seed fixes the order of the world's choices only. What the run saw is kept as frames
 //! (`.frames.json`), judged again from the file alone.
 //!
-//! The client's connection is the model network's (one connection at a time, C5): a request goes to
-//! the server when the step that answers it is drawn, so writes may come between the two, as on a
-//! real network. The faults act there: a connection broken (`disconnect`), a connection that goes
+//! Each client's connection is the model network's (one connection at a time, C5; a watch of its own
+//! on the session, and a continue token of its own for its pages): a request goes to the server when
+//! the step that answers it is drawn, so writes may come between the two, as on a real network. The
+//! faults act there, at each client: a connection broken (`disconnect`), a connection that goes
 //! silent until the client's transport notices (A9, `silent-death`), a client whose consumer falls
 //! behind (C7, `slow-consumer`), a watch line that reaches the client garbled (`garbled-line`, as the
 //! model's network garbles one: the next event the server sent, the rest of the connection as it

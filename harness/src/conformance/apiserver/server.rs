@@ -507,9 +507,9 @@ impl ApiServerProcess {
     }
 }
 
-/// A client under test's run against this server (`simulate --server`): operations sent one at a time,
-/// as the client's requests and the world's writes come, and what the server sends on each watch taken
-/// as it arrives, every bookmark among it; no barrier and no expected transcript.
+/// A run of the clients under test against this server (`simulate --server`): operations sent one at
+/// a time, as the clients' requests and the world's writes come, and what the server sends on each
+/// watch taken as it arrives, every bookmark among it; no barrier and no expected transcript.
 pub struct Session<'a> {
     run: Run<'a>,
 }
