@@ -41,6 +41,21 @@ impl std::fmt::Display for SideError {
 
 impl std::error::Error for SideError {}
 
+/// A new directory for one child process's files, `listwatch-{what}-{pid}-{tag}…` under the
+/// temporary directory (the pid lets a test find what a run left behind), that no other child shares:
+/// tests start servers side by side in one process, and a shared directory let one server's
+/// credentials replace another's. The child's owner removes it when the child ends.
+#[cfg(feature = "etcd")]
+pub(crate) fn scratch_dir(what: &str, tag: &str) -> Result<std::path::PathBuf, SideError> {
+    tempfile::Builder::new()
+        .prefix(&format!("listwatch-{what}-{}-{tag}", std::process::id()))
+        .tempdir()
+        .map(tempfile::TempDir::keep)
+        .map_err(|e| {
+            SideError(format!("{}: cannot make a directory for {what}: {e}", std::env::temp_dir().display()))
+        })
+}
+
 /// A store that runs a sequence and reports what it answered: a real etcd, or a model (for tests of the
 /// comparison itself).
 pub trait StoreUnderTest {

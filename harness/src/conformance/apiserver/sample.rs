@@ -63,8 +63,7 @@ impl SampleApiServer {
         mistake: Option<&str>,
         within: Duration,
     ) -> Result<Self, SideError> {
-        let dir = std::env::temp_dir().join(format!("listwatch-sample-apiserver-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
+        let dir = crate::conformance::scratch_dir("sample-apiserver", "")?;
         let log = std::fs::File::create(dir.join("server.log"))
             .map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
         let mut command = Command::new(binary);

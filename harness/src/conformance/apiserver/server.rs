@@ -185,8 +185,7 @@ impl ApiServerProcess {
         hint: &str,
     ) -> Result<Self, SideError> {
         let binary = PathBuf::from(command.get_program());
-        let dir = std::env::temp_dir().join(format!("listwatch-apiserver-{}-{tag}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
+        let dir = crate::conformance::scratch_dir("apiserver", tag)?;
         let log = std::fs::File::create(dir.join("apiserver.log"))
             .map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
         let spawned = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(log).spawn();

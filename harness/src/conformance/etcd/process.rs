@@ -83,8 +83,7 @@ impl EtcdProcess {
     fn start_once(version: &EtcdToStart, within: Duration) -> Result<Self, SideError> {
         let etcd = release_binary(version)?;
         let (client, peer) = (free_port()?, free_port()?);
-        let dir = std::env::temp_dir().join(format!("listwatch-etcd-{}-{client}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
+        let dir = crate::conformance::scratch_dir("etcd", &client.to_string())?;
         let log = std::fs::File::create(dir.join("etcd.log"))
             .map_err(|e| SideError(format!("{}: {e}", dir.display())))?;
         let (client_url, peer_url) =
