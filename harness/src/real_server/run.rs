@@ -15,7 +15,8 @@
 //! silent until the client's transport notices (A9, `silent-death`), a client whose consumer falls
 //! behind (C7, `slow-consumer`), a watch line that reaches the client garbled (`garbled-line`, as the
 //! model's network garbles one: the next event the server sent, the rest of the connection as it
-//! was), and a compaction of the server's etcd (E4), which the server then answers with its own 410s.
+//! was; armed only once that event has come, so a connection that dies first cannot lose it), and a
+//! compaction of the server's etcd (E4), which the server then answers with its own 410s.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -122,8 +123,8 @@ enum Conn {
     /// Sent, not yet answered: the server sees it when its answer is drawn.
     Pending(Request),
     /// A watch the server took: what it sent and the client has not read yet; `silent` once the
-    /// connection died without a word (A9); `garble_next` while its next event is to arrive garbled.
-    Watching { queue: VecDeque<Message>, silent: bool, garble_next: bool },
+    /// connection died without a word (A9).
+    Watching { queue: VecDeque<Message>, silent: bool },
 }
 
 /// A world step. Those of a client carry its number.
@@ -138,7 +139,8 @@ enum Step {
     Break(u8),
     Silence(u8),
     Notice(u8),
-    /// The next event on the client's watch arrives as a line that does not decode.
+    /// The next event on the client's watch, already sent, arrives as a line that does not decode:
+    /// the model's arming of the connection (`Fault::Garble`) and its next delivery as one step.
     Garble(u8),
     Hold(u8),
     Release(u8),
@@ -379,7 +381,8 @@ impl<C: Client> World<'_, '_, C> {
             }
             // As the model's network: a line of an open watch, the next event that arrives on it.
             if s.faults.has(FaultKind::GarbledLine)
-                && matches!(slot.conn, Conn::Watching { silent: false, garble_next: false, .. })
+                && matches!(&slot.conn, Conn::Watching { silent: false, queue }
+                    if queue.front().is_some_and(|m| m.clone().garbled(true).is_ok()))
             {
                 steps.push(Step::Garble(c));
             }
@@ -416,8 +419,7 @@ impl<C: Client> World<'_, '_, C> {
                     Some(message) => self.receive(c, message, &mut seen)?,
                     None => {
                         let slot = self.slot(c);
-                        slot.conn =
-                            Conn::Watching { queue: VecDeque::new(), silent: false, garble_next: false };
+                        slot.conn = Conn::Watching { queue: VecDeque::new(), silent: false };
                         slot.client.handle(Input::Opened);
                         self.drain(c, &mut seen)?;
                     }
@@ -425,26 +427,15 @@ impl<C: Client> World<'_, '_, C> {
             }
             Step::Deliver(c) => {
                 let slot = &mut self.slots[usize::from(c)];
-                let Conn::Watching { queue, garble_next, .. } = &mut slot.conn else { return Ok(seen) };
+                let Conn::Watching { queue, .. } = &mut slot.conn else { return Ok(seen) };
                 let Some(message) = queue.pop_front() else { return Ok(seen) };
-                match message.garbled(*garble_next) {
-                    Ok(event) => {
-                        *garble_next = false;
-                        self.out.faults.garbled_line += 1;
-                        seen.push(Observed::Garbled { client: ClientId(c), event });
-                        self.slot(c).client.handle(Input::Garbled);
-                        self.drain(c, &mut seen)?;
-                    }
-                    Err(message) => {
-                        if let Message::End(_) = message {
-                            self.slot(c).conn = Conn::None;
-                        }
-                        if matches!(message, Message::Event(WatchEvent::Error(ApiError::Expired))) {
-                            self.out.expired += 1;
-                        }
-                        self.receive(c, message, &mut seen)?;
-                    }
+                if let Message::End(_) = message {
+                    self.slot(c).conn = Conn::None;
                 }
+                if matches!(message, Message::Event(WatchEvent::Error(ApiError::Expired))) {
+                    self.out.expired += 1;
+                }
+                self.receive(c, message, &mut seen)?;
             }
             Step::Timer(c) => {
                 let client = &mut self.slot(c).client;
@@ -483,9 +474,12 @@ impl<C: Client> World<'_, '_, C> {
                 self.drain(c, &mut seen)?;
             }
             Step::Garble(c) => {
-                if let Conn::Watching { garble_next, .. } = &mut self.slot(c).conn {
-                    *garble_next = true;
-                }
+                let Conn::Watching { queue, .. } = &mut self.slot(c).conn else { return Ok(seen) };
+                let Some(Ok(event)) = queue.pop_front().map(|m| m.garbled(true)) else { return Ok(seen) };
+                self.out.faults.garbled_line += 1;
+                seen.push(Observed::Garbled { client: ClientId(c), event });
+                self.slot(c).client.handle(Input::Garbled);
+                self.drain(c, &mut seen)?;
             }
             Step::Silence(c) => {
                 // What the dead connection still held is lost with it, as the model's network loses it.
