@@ -26,8 +26,15 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a fresh etcd may take to serve its first call.
 pub const CONNECT_WITHIN: Duration = Duration::from_secs(10);
 
-/// How long to wait for a watch message the model expects.
-pub const MESSAGE_WAIT: Duration = Duration::from_secs(1);
+/// How long to wait for a watch message the model expects. Waited out only when a message is missing (a
+/// difference), so a generous wait costs a run that matches nothing. It was 1 s, and once under CI's load
+/// (three etcds side by side and Go builds) an event etcd 3.6.16 sends a watch from its current revision
+/// took longer: such a watch starts unsynced (`watchableStore.watch` in `storage/mvcc/watchable_store.go`:
+/// `startRev > currentRev` alone is synced) and gets its events from `syncWatchersLoop`, every 100 ms at
+/// best, whose `rangeEvents` waits on the read transaction's lock, which a backend commit holds through
+/// its fsync (`batchTxBuffered.commit` in `storage/backend/batch_tx.go`). The same sequence replayed 50
+/// times gave no difference. The API server's wait is 5 s too.
+pub const MESSAGE_WAIT: Duration = Duration::from_secs(5);
 /// How often a progress request is sent again while its answer does not come (E7).
 pub const PROGRESS_RESEND: Duration = Duration::from_millis(250);
 /// How long a progress notification the model says never comes is waited for (E7, etcd 3.6).
