@@ -181,6 +181,13 @@ impl<C: Checkable> Frontier<C> {
             }
             given_up.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed)
         };
+        if spare.capacity() < self.len() {
+            // Too small for this level: given back before a buffer of the level's size is taken.
+            // Grown in place instead, its old bytes (the last level's, all dropped) would be copied
+            // into fresh pages by the reallocation: a sixth of the search's time in the page faults
+            // alone, in the default scope's list-watch world (BENCHMARKS.md).
+            *spare = Vec::new();
+        }
         if let (1, Some(steps)) = (self.kept(), &self.newest) {
             // From the level made: each state from its parent, as the search always made a level.
             let this = &*self;
