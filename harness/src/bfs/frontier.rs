@@ -184,8 +184,8 @@ impl<C: Checkable> Frontier<C> {
         if spare.capacity() < self.len() {
             // Too small for this level: given back before a buffer of the level's size is taken.
             // Grown in place instead, its old bytes (the last level's, all dropped) would be copied
-            // into fresh pages by the reallocation: a sixth of the search's time in the page faults
-            // alone, in the default scope's list-watch world (BENCHMARKS.md).
+            // into fresh pages by the reallocation: a fifth of the search's page faults, and 80 MiB of
+            // its peak, in the default scope's list-watch world (BENCHMARKS.md).
             *spare = Vec::new();
         }
         if let (1, Some(steps)) = (self.kept(), &self.newest) {
