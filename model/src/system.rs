@@ -460,7 +460,8 @@ impl<C: Client, M: ClusterManager> System<C, M> {
     /// Take one step. A step that is not enabled changes nothing of consequence; use
     /// [`Self::try_apply`] where the action comes from outside.
     pub fn apply(&mut self, action: Action) -> Vec<Observed> {
-        let mut seen = Vec::new();
+        // Room for what most steps observe, so that a checker's every step does not grow it push by push.
+        let mut seen = Vec::with_capacity(4);
         match action {
             Action::Create(key) | Action::Update(key) => {
                 self.budget.writes = self.budget.writes.saturating_sub(1);

@@ -730,8 +730,11 @@ fn not_the_write(obs: &impl Observations, event: &WatchEvent) -> Option<String> 
         }
         _ => false,
     };
-    let store = now.map_or(format!("{key} absent"), |t| t.to_string());
-    (!right).then(|| format!("{event} is not what the store did at RV {rv} ({store} there)"))
+    if right {
+        return None;
+    }
+    let store = now.map_or_else(|| format!("{key} absent"), |t| t.to_string());
+    Some(format!("{event} is not what the store did at RV {rv} ({store} there)"))
 }
 
 impl Failure {

@@ -42,8 +42,9 @@ impl Truth for Store {
     }
 
     fn state_at(&self, rev: Rev) -> LiteMap<Key, Object> {
-        let mut state = LiteMap::new();
-        for (k, kv) in self.truth_at(rev).iter() {
+        let truth = self.truth_at(rev);
+        let mut state = LiteMap::with_capacity(truth.len());
+        for (k, kv) in truth.iter() {
             // Already in key order: each insert appends.
             state.insert(*k, kv.object());
         }
