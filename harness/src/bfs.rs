@@ -22,7 +22,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use listwatch_model::Action;
-use listwatch_properties::{violation, witnessed, Property, Violation};
+use listwatch_properties::{violation, witnessed, Property, Viewed, Violation};
 use rayon::prelude::*;
 
 use crate::check_model::{resident_bytes, CheckModel, CheckState, Checkable};
@@ -444,14 +444,18 @@ fn judge<C: Checkable>(
     want_witness: &[bool; Property::COUNT],
     out: &mut Chunk,
 ) {
+    if !want_violation.iter().chain(want_witness).any(|w| *w) {
+        return;
+    }
+    let obs = &Viewed::of(&state.sys);
     for property in Property::ALL {
         let i = property as usize;
         if want_violation[i] && !out.violations.iter().any(|(_, p, _)| *p == property) {
-            if let Some(v) = violation(property, &state.sys, &state.monitor) {
+            if let Some(v) = violation(property, obs, &state.monitor) {
                 out.violations.push((place, property, v));
             }
         }
-        if want_witness[i] && !out.witnessed[i] && witnessed(property, &state.sys, &state.monitor) {
+        if want_witness[i] && !out.witnessed[i] && witnessed(property, obs, &state.monitor) {
             out.witnessed[i] = true;
         }
     }

@@ -2,7 +2,7 @@
 //! non-vacuity witness is reached in it. Each guarantee's file says how; this is the dispatch.
 
 use crate::monitor::Monitor;
-use crate::observations::Observations;
+use crate::observations::{Observations, Viewed};
 use crate::property::{Property, Violation};
 
 /// The violation of `property` in this state, if any: the one the history showed, or the state's.
@@ -26,5 +26,6 @@ pub fn first_violation(obs: &impl Observations, monitor: &Monitor) -> Option<Vio
     if let Some(v) = &monitor.violation {
         return Some(v.clone());
     }
+    let obs = &Viewed::of(obs);
     Property::ALL.into_iter().find_map(|p| violation(p, obs, monitor))
 }

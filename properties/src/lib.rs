@@ -26,6 +26,6 @@ pub mod truth;
 pub use guarantees::Guarantee;
 pub use judge::{first_violation, violation, witnessed};
 pub use monitor::Monitor;
-pub use observations::{Environment, Observations, Truth};
+pub use observations::{Environment, Observations, Truth, Viewed};
 pub use property::{Property, Violation};
 pub use recording::{judge_frames, Frame, Shown};

@@ -5,11 +5,11 @@
 //!
 //! It reads only [`Observed`] events and [`Observations`]: never a component's internals.
 
-use listwatch_model::{ClientId, ClientView, Observed};
+use listwatch_model::Observed;
 
 use crate::guarantees::States;
 use crate::history::History;
-use crate::observations::{Environment, Observations};
+use crate::observations::{Observations, Viewed};
 use crate::property::{Property, Violation};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -85,48 +85,5 @@ impl Monitor {
         } else if self.found(found.property).is_none() {
             self.later.push(found);
         }
-    }
-}
-
-/// What a system shows after one step, each client's view and the environment taken once: every
-/// guarantee asks for them, and a client's view walks its timers and its connection. The system does not
-/// change while a step is judged, so each answer is the one the system would give.
-struct Viewed<'a, O> {
-    obs: &'a O,
-    views: Vec<ClientView<'a>>,
-    environment: Environment,
-}
-
-impl<'a, O: Observations> Viewed<'a, O> {
-    fn of(obs: &'a O) -> Self {
-        Viewed {
-            obs,
-            views: obs.client_ids().map(|c| obs.client(c)).collect(),
-            environment: obs.environment(),
-        }
-    }
-}
-
-impl<O: Observations> Observations for Viewed<'_, O> {
-    type Truth = O::Truth;
-
-    fn clients(&self) -> u8 {
-        self.obs.clients()
-    }
-
-    fn client(&self, client: ClientId) -> ClientView<'_> {
-        self.views[usize::from(client.0)]
-    }
-
-    fn truth(&self) -> &Self::Truth {
-        self.obs.truth()
-    }
-
-    fn environment(&self) -> Environment {
-        self.environment
-    }
-
-    fn not_judged(&self) -> Vec<(Property, &'static str)> {
-        self.obs.not_judged()
     }
 }

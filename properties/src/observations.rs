@@ -135,3 +135,49 @@ impl<C: Client, M: ClusterManager> Observations for System<C, M> {
         }
     }
 }
+
+/// What a system shows in one state, each client's view and the environment taken once: a step or a
+/// state is judged by every guarantee, each asking for them, and a client's view walks its timers and
+/// its connection. The system does not change while it is judged, so each answer is the one it would
+/// give. [`crate::Monitor::observe`] and [`crate::first_violation`] judge through one; a checker that
+/// judges a state property by property does the same.
+#[derive(Debug)]
+pub struct Viewed<'a, O> {
+    obs: &'a O,
+    views: Vec<ClientView<'a>>,
+    environment: Environment,
+}
+
+impl<'a, O: Observations> Viewed<'a, O> {
+    pub fn of(obs: &'a O) -> Self {
+        Viewed {
+            obs,
+            views: obs.client_ids().map(|c| obs.client(c)).collect(),
+            environment: obs.environment(),
+        }
+    }
+}
+
+impl<O: Observations> Observations for Viewed<'_, O> {
+    type Truth = O::Truth;
+
+    fn clients(&self) -> u8 {
+        self.obs.clients()
+    }
+
+    fn client(&self, client: ClientId) -> ClientView<'_> {
+        self.views[usize::from(client.0)]
+    }
+
+    fn truth(&self) -> &Self::Truth {
+        self.obs.truth()
+    }
+
+    fn environment(&self) -> Environment {
+        self.environment
+    }
+
+    fn not_judged(&self) -> Vec<(Property, &'static str)> {
+        self.obs.not_judged()
+    }
+}

@@ -5,7 +5,7 @@
 use listwatch_model::manager::{cluster_ids, request_ids, ClusterManager};
 use listwatch_model::{Action, Client, Clients, FaultKind, ModelReflector, Observed, System};
 use listwatch_properties::{
-    first_violation, violation, witnessed, Monitor, Observations, Property, Violation,
+    first_violation, violation, witnessed, Monitor, Observations, Property, Viewed, Violation,
 };
 
 use super::draw::{Draw, Narrowing};
@@ -254,9 +254,10 @@ impl Runner<'_> {
         if self.broken.is_empty() {
             return;
         }
+        let obs = &Viewed::of(sys);
         for p in Property::ALL {
             if self.broken.iter().all(|(v, _)| v.property != p) {
-                if let Some(v) = violation(p, sys, monitor) {
+                if let Some(v) = violation(p, obs, monitor) {
                     self.broken.push((v, step));
                 }
             }
