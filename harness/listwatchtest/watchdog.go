@@ -175,10 +175,11 @@ func stalled(stacks string) stall {
 	return st
 }
 
-// userFrame is the first frame outside the runtime and the standard sync packages, as
+// userFrame is the first frame outside the runtime and the standard sync packages (sync and
+// sync/atomic: a busy loop preempted in an inlined atomic load has it on top), as
 // "pkg.FUNC at FILE:LINE" (the package's name and the file's base name).
 func userFrame(frames []string) string {
-	if f := frameOutside(frames, "runtime.", "internal/", "sync."); f != "" {
+	if f := frameOutside(frames, "runtime.", "internal/", "sync.", "sync/"); f != "" {
 		return f
 	}
 	return "an unknown function"
@@ -187,7 +188,7 @@ func userFrame(frames []string) string {
 // ownFrame is the first frame of the code under test: outside the standard library's runtime,
 // sync, time and context, client-go and apimachinery, and this package ("" if none is).
 func ownFrame(frames []string) string {
-	return frameOutside(frames, "runtime.", "internal/", "sync.", "time.", "context.", "k8s.io/", "sigs.k8s.io/", "listwatch.dev/listwatchtest.", "created by ")
+	return frameOutside(frames, "runtime.", "internal/", "sync.", "sync/", "time.", "context.", "k8s.io/", "sigs.k8s.io/", "listwatch.dev/listwatchtest.", "created by ")
 }
 
 func frameOutside(frames []string, prefixes ...string) string {

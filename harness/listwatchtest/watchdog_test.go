@@ -41,3 +41,18 @@ func TestOwnFrameSkipsLibraries(t *testing.T) {
 		t.Fatalf("ownFrame of library frames only: %q", got)
 	}
 }
+
+// A busy loop stopped inside an inlined sync/atomic call is named by its own frame, not the atomic's.
+func TestUserFrameSkipsAtomics(t *testing.T) {
+	frames := []string{
+		"sync/atomic.(*Bool).Load(...)", "\t/usr/local/go/src/sync/atomic/type.go:19",
+		"example.com/ctl.spin(0xc0001, 0xc0002)", "\t/src/ctl/spin.go:12 +0x1d",
+		"created by example.com/ctl.Start in goroutine 7", "\t/src/ctl/start.go:9 +0x6e",
+	}
+	if got := userFrame(frames); got != "ctl.spin at spin.go:12" {
+		t.Fatalf("userFrame: %q", got)
+	}
+	if got := ownFrame(frames); got != "ctl.spin at spin.go:12" {
+		t.Fatalf("ownFrame: %q", got)
+	}
+}
