@@ -23,7 +23,7 @@
 //! - A watch with a deadline gets its last bookmark 2 s before it (`nextBookmarkTime`); the
 //!   comparison's timed watches last a second, so they get none.
 
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 
 use crate::api::{Message, WatchEvent};
 use crate::server::{ApiServer, Outbox};
@@ -37,14 +37,14 @@ pub struct Heartbeats {
     last_processed: Option<Rev>,
     /// Each scheduled watch and the RV it started at: `None` below every RV (a watch asked from "0"
     /// that started there).
-    scheduled: BTreeMap<ClientId, Option<Rev>>,
+    scheduled: LiteMap<ClientId, Option<Rev>>,
 }
 
 impl Heartbeats {
     /// A cacher whose cache listed at `listed`.
     pub fn new(release: ApiServerRelease, listed: Rev) -> Self {
         let last_processed = release.heartbeat_before_first_event().then_some(listed);
-        Heartbeats { release, last_processed, scheduled: BTreeMap::new() }
+        Heartbeats { release, last_processed, scheduled: LiteMap::new() }
     }
 
     /// The cache took an event, or a progress notification, at `rv` from its etcd watch.

@@ -1,10 +1,9 @@
 //! `no-lock-across-unbounded-wait`: locks taken and waits entered, as a tracer sees them: no request
 //! holds a lock while it waits with no bound (C8; seed 004).
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use listwatch_model::manager::{ClusterId, LockMode, RequestId};
 use listwatch_model::{Millis, Observed};
+use litemap::LiteMap;
 
 use crate::guarantees::{Found, Guarantee};
 use crate::history::History;
@@ -12,10 +11,10 @@ use crate::observations::Observations;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
-    pub held: BTreeMap<RequestId, LockMode>,
+    pub held: LiteMap<RequestId, LockMode>,
     /// The waits entered and not left: for which cluster, with which bound (`None`: none).
-    pub waiting: BTreeMap<RequestId, (ClusterId, Option<Millis>)>,
-    pub unreachable: BTreeSet<ClusterId>,
+    pub waiting: LiteMap<RequestId, (ClusterId, Option<Millis>)>,
+    pub unreachable: LiteMap<ClusterId, ()>,
     /// A request was served while a cluster was unreachable.
     pub served_while_unreachable: bool,
 }
@@ -40,7 +39,7 @@ impl Guarantee for State {
                 self.waiting.remove(&request);
             }
             Observed::ClusterUnreachable { cluster } => {
-                self.unreachable.insert(cluster);
+                self.unreachable.insert(cluster, ());
             }
             Observed::ClusterReachable { cluster } => {
                 self.unreachable.remove(&cluster);

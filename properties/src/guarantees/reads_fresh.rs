@@ -11,9 +11,8 @@
 //! Judged from what the client sent, what reached it in answer and the store's revision: the model's
 //! API servers and a real one are judged alike.
 
-use std::collections::BTreeMap;
-
 use listwatch_model::{ClientId, ListRv, Message, Observed, Request, Rev, WatchEvent};
+use litemap::LiteMap;
 
 use crate::guarantees::{Found, Guarantee};
 use crate::history::History;
@@ -70,7 +69,7 @@ pub struct Read {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
-    pub reads: BTreeMap<ClientId, Read>,
+    pub reads: LiteMap<ClientId, Read>,
     /// A consistent read sent while a cache was behind was answered fresh.
     pub fresh_despite_lag: bool,
 }

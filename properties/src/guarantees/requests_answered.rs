@@ -15,10 +15,9 @@
 //! they wait, and the answers) and from what the clients' requests meet (the end of a server's wait,
 //! then an answer, a cancel, a broken connection or another request).
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use listwatch_model::manager::{ClusterId, RequestId};
 use listwatch_model::{ClientId, Millis, Observed};
+use litemap::LiteMap;
 
 use crate::guarantees::{Found, Guarantee};
 use crate::history::History;
@@ -31,9 +30,9 @@ pub const ANSWER_WITHIN_MS: Millis = 60_000;
 pub struct State {
     /// The unanswered requests: the cluster each asked for, and the model time it has waited (counted
     /// up to [`ANSWER_WITHIN_MS`]).
-    pub waiting: BTreeMap<RequestId, (ClusterId, Millis)>,
+    pub waiting: LiteMap<RequestId, (ClusterId, Millis)>,
     /// The clients whose request a server's wait ended for, with no answer yet.
-    pub owed: BTreeSet<ClientId>,
+    pub owed: LiteMap<ClientId, ()>,
     /// A request was answered after model time passed while it waited, or after a server's wait
     /// ended (its witness).
     pub answered_after_waiting: bool,
@@ -52,7 +51,7 @@ impl Guarantee for State {
                 self.waiting.insert(request, (cluster, 0));
             }
             Observed::ManagerTime { after_ms } => {
-                for (_, waited) in self.waiting.values_mut() {
+                for (_, (_, waited)) in self.waiting.iter_mut() {
                     *waited = (*waited + after_ms).min(ANSWER_WITHIN_MS);
                 }
             }
@@ -62,10 +61,10 @@ impl Guarantee for State {
                 }
             }
             Observed::WaitEnded { client } => {
-                self.owed.insert(client);
+                self.owed.insert(client, ());
             }
             Observed::Received { client, .. } | Observed::Garbled { client, .. } => {
-                self.answered_after_waiting |= self.owed.remove(&client);
+                self.answered_after_waiting |= self.owed.remove(&client).is_some();
             }
             Observed::Sent { client, .. }
             | Observed::Cancelled { client }
@@ -82,7 +81,9 @@ impl Guarantee for State {
         // Nothing left in flight, and nothing the client has scheduled (a timer, or a health check that
         // will give up a dead connection) can end the request.
         let stuck = |c: &&ClientId| !obs.client(**c).scheduled;
-        if let Some(&client) = self.owed.iter().find(stuck).filter(|_| obs.environment().settled) {
+        if let Some(&client) =
+            self.owed.iter().map(|(c, ())| c).find(stuck).filter(|_| obs.environment().settled)
+        {
             let detail =
                 "the server's wait for a fresh cache ended and no answer came, with nothing left in \
                           flight: nothing will ever answer the request";
