@@ -2,18 +2,18 @@
 //! that was deleted at or before the RV the client claims, never reappears in its cache (seed 000,
 //! kubernetes#58545; seed 001; kubernetes#59848).
 
-use listwatch_model::{Notification, Observed, Uid};
+use listwatch_model::{ClientId, Notification, Observed, Uid};
 use litemap::LiteMap;
 
-use crate::guarantees::{per_client, Found, Guarantee};
+use crate::guarantees::{Found, Guarantee};
 use crate::history::History;
 use crate::observations::{Observations, Truth};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
-    /// Per client, the incarnations each of its handlers was told are deleted (by handler: each is
-    /// told everything on its own, in its own order against the others).
-    pub deleted: Vec<LiteMap<(u8, Uid), ()>>,
+    /// The incarnations each handler of each client was told are deleted (by handler: each is told
+    /// everything on its own, in its own order against the others). One sorted vector for all.
+    pub deleted: LiteMap<(ClientId, u8, Uid), ()>,
 }
 
 impl Guarantee for State {
@@ -23,27 +23,20 @@ impl Guarantee for State {
                  the reflector claims, never reappears in the cache";
     const WITNESS: &'static str = "a delete is observed after a compaction";
 
-    fn observe(&mut self, obs: &impl Observations, seen: &Observed) -> Option<Found> {
-        per_client(&mut self.deleted, obs);
+    fn observe(&mut self, _obs: &impl Observations, seen: &Observed) -> Option<Found> {
         let Observed::Notified { client, handler, notification } = seen else { return None };
-        let deleted = &mut self.deleted[usize::from(client.0)];
         match notification {
             Notification::Delete(o) | Notification::DeletedFinalStateUnknown(o) => {
-                deleted.insert((*handler, o.uid), ());
+                self.deleted.insert((*client, *handler, o.uid), ());
                 None
             }
             Notification::Add(o) | Notification::Update { new: o, .. }
-                if deleted.contains_key(&(*handler, o.uid)) =>
+                if self.deleted.contains_key(&(*client, *handler, o.uid)) =>
             {
                 Some(Found::by(*client, format!("{o} was deleted from the cache and is back")))
             }
             _ => None,
         }
-    }
-
-    fn after_step(&mut self, obs: &impl Observations) -> Option<Found> {
-        per_client(&mut self.deleted, obs);
-        None
     }
 
     fn violation(&self, obs: &impl Observations, history: &History) -> Option<Found> {
@@ -63,6 +56,6 @@ impl Guarantee for State {
     }
 
     fn witnessed(&self, obs: &impl Observations, _history: &History) -> bool {
-        obs.truth().compacted().0 > 0 && self.deleted.iter().any(|d| !d.is_empty())
+        obs.truth().compacted().0 > 0 && !self.deleted.is_empty()
     }
 }

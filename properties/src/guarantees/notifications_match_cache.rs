@@ -6,39 +6,41 @@
 //! fold is compared with the cache only once it has caught up; each notification is still judged
 //! against what the handler was last told as it comes.
 
-use listwatch_model::{Key, Notification, Object, Observed};
+use listwatch_model::{ClientId, Key, Notification, Object, Observed};
 use litemap::LiteMap;
 
-use crate::guarantees::{per_client, Found, Guarantee};
+use crate::guarantees::{Found, Guarantee};
 use crate::history::History;
 use crate::observations::Observations;
 
-/// What one handler of a client was told.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Told {
-    /// The cache as the handlers were told it, key by key.
-    pub objects: LiteMap<Key, Object>,
-    /// A relist has notified a delete the watch never delivered.
-    pub relist_deleted: bool,
-}
+/// One handler of one client.
+type Handler = (ClientId, u8);
 
+/// What the handlers were told, all in two sorted vectors (a state's clone copies each at once, where
+/// a vector per client and per handler was three allocations).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
-    /// Per client, per handler.
-    pub clients: Vec<Vec<Told>>,
+    /// The cache as each handler was told it, by handler and key.
+    pub told: LiteMap<(ClientId, u8, Key), Object>,
+    /// The handlers a relist notified of a delete the watch never delivered.
+    pub relist_deleted: LiteMap<Handler, ()>,
 }
 
 impl State {
-    /// One entry per client and per handler it shows.
-    fn size(&mut self, obs: &impl Observations) {
-        per_client(&mut self.clients, obs);
-        for c in obs.client_ids() {
-            let handlers = usize::from(obs.client(c).handlers.max(1));
-            let told = &mut self.clients[usize::from(c.0)];
-            if told.len() < handlers {
-                told.resize_with(handlers, Told::default);
-            }
-        }
+    /// What `handler` was told, in key order.
+    fn told(&self, (client, handler): Handler) -> &[((ClientId, u8, Key), Object)] {
+        let all = self.told.as_slice();
+        let from = all.partition_point(|((c, h, _), _)| (*c, *h) < (client, handler));
+        let len = all[from..].partition_point(|((c, h, _), _)| (*c, *h) == (client, handler));
+        &all[from..from + len]
+    }
+
+    /// How many handlers of `client` are judged: those it shows, and any beyond them that was told
+    /// something.
+    fn handlers(&self, client: ClientId, shown: u8) -> u8 {
+        let told = self.told.keys().filter(|(c, _, _)| *c == client).map(|(_, h, _)| *h);
+        let relisted = self.relist_deleted.keys().filter(|(c, _)| *c == client).map(|(_, h)| *h);
+        told.chain(relisted).map(|h| h.saturating_add(1)).fold(shown.max(1), u8::max)
     }
 }
 
@@ -49,15 +51,10 @@ impl Guarantee for State {
         unknown) gives the cache after every step, and each names the object the handlers last saw";
     const WITNESS: &'static str = "a relist notifies the delete of an object it no longer lists";
 
-    fn observe(&mut self, obs: &impl Observations, seen: &Observed) -> Option<Found> {
-        self.size(obs);
+    fn observe(&mut self, _obs: &impl Observations, seen: &Observed) -> Option<Found> {
         let Observed::Notified { client, handler, notification } = seen else { return None };
-        let handlers = &mut self.clients[usize::from(client.0)];
-        if handlers.len() <= usize::from(*handler) {
-            handlers.resize_with(usize::from(*handler) + 1, Told::default);
-        }
-        let told = &mut handlers[usize::from(*handler)];
-        let held = |o: &Object| told.objects.get(&o.key).copied();
+        let (client, handler) = (*client, *handler);
+        let held = |o: &Object| self.told.get(&(client, handler, o.key)).copied();
         let wrong = match notification {
             Notification::Add(o) => held(o).map(|h| format!("add {o} while the handlers hold {h}")),
             Notification::Update { old, new } => (held(new) != Some(*old)).then(|| {
@@ -72,33 +69,35 @@ impl Guarantee for State {
         };
         match notification {
             Notification::Add(o) | Notification::Update { new: o, .. } => {
-                told.objects.insert(o.key, *o);
+                self.told.insert((client, handler, o.key), *o);
             }
             Notification::Delete(o) | Notification::DeletedFinalStateUnknown(o) => {
-                told.objects.remove(&o.key);
+                self.told.remove(&(client, handler, o.key));
             }
         }
-        told.relist_deleted |= matches!(notification, Notification::DeletedFinalStateUnknown(_));
+        if matches!(notification, Notification::DeletedFinalStateUnknown(_)) {
+            self.relist_deleted.insert((client, handler), ());
+        }
         let handler = match handler {
             0 => String::new(),
             h => format!("handler #{h}: "),
         };
-        wrong.map(|detail| Found::by(*client, format!("{handler}{detail}")))
+        wrong.map(|detail| Found::by(client, format!("{handler}{detail}")))
     }
 
     fn after_step(&mut self, obs: &impl Observations) -> Option<Found> {
-        self.size(obs);
         obs.client_ids().find_map(|c| {
             let view = obs.client(c);
             if view.handlers_behind {
                 return None;
             }
-            self.clients[usize::from(c.0)].iter().enumerate().find_map(|(h, told)| {
-                let told = &told.objects;
+            (0..self.handlers(c, view.handlers)).find_map(|h| {
+                let told = self.told((c, h));
+                let at = |o: &Object| told.binary_search_by_key(&o.key, |((_, _, k), _)| *k).ok();
                 let differs = told.len() != view.cache.len()
-                    || view.cache.objects().any(|o| told.get(&o.key) != Some(o));
+                    || view.cache.objects().any(|o| at(o).map(|i| &told[i].1) != Some(o));
                 differs.then(|| {
-                    let shown: Vec<String> = told.values().map(|o| o.to_string()).collect();
+                    let shown: Vec<String> = told.iter().map(|(_, o)| o.to_string()).collect();
                     let who =
                         if h == 0 { "the handlers were".to_string() } else { format!("handler #{h} was") };
                     Found::by(c, format!("{who} told [{}], the cache differs", shown.join(", ")))
@@ -108,6 +107,6 @@ impl Guarantee for State {
     }
 
     fn witnessed(&self, _obs: &impl Observations, _history: &History) -> bool {
-        self.clients.iter().flatten().any(|t| t.relist_deleted)
+        !self.relist_deleted.is_empty()
     }
 }
