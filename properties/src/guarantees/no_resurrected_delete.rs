@@ -44,13 +44,12 @@ impl Guarantee for State {
         obs.client_ids().filter(|c| !obs.client(*c).queued).find_map(|c| {
             let view = obs.client(c);
             let rv = view.resource_version;
-            let truth = obs.truth().state_at(rv);
             // E8: an object the open revision deleted may stay until its DELETE arrives.
             let pending = history.pending_keys(obs, c);
             view.cache
                 .objects()
                 .filter(|o| !pending.contains(&o.key))
-                .find(|o| o.uid.0 <= rv && truth.get(&o.key).map(|t| t.uid) != Some(o.uid))
+                .find(|o| o.uid.0 <= rv && obs.truth().object_at(o.key, rv).map(|t| t.uid) != Some(o.uid))
                 .map(|o| Found::by(c, format!("{o} was deleted by RV {rv}")))
         })
     }
