@@ -16,8 +16,8 @@ use crate::observations::Observations;
 /// One handler of one client.
 type Handler = (ClientId, u8);
 
-/// What the handlers were told, all in two sorted vectors (a state's clone copies each at once, where
-/// a vector per client and per handler was three allocations).
+/// What the handlers were told, all in two sorted vectors keyed by client and handler: empty, and no
+/// allocation, until a handler is told something; a state's clone copies each in one piece.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
     /// The cache as each handler was told it, by handler and key.
