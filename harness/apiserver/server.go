@@ -117,6 +117,10 @@ type server struct {
 	stack   *stack
 	// The revision of the last write under the watched prefix, which a barrier waits for.
 	lastWatched int64
+	// The keys a transaction deleted at lastWatched (E8). The cache applies a revision's events one
+	// at a time and is at the revision from its first (watchCache.processEvent), so the barrier also
+	// waits until none of them is cached.
+	lastGone    []int
 	incarnation int
 
 	mu      sync.Mutex
@@ -170,7 +174,7 @@ func (s *server) start(ctx context.Context) answer {
 	s.held.set(false)
 	s.run++
 	s.prefix = fmt.Sprintf("/listwatch/%d/%d", os.Getpid(), s.run)
-	s.lastWatched = 0
+	s.lastWatched, s.lastGone = 0, nil
 	st, err := newStack(s.client, s.prefix)
 	if err != nil {
 		return failure(err)
@@ -316,7 +320,7 @@ func (s *server) put(ctx context.Context, key int) answer {
 		return failure(err)
 	}
 	o := pod(out)
-	s.lastWatched = o.RV
+	s.lastWatched, s.lastGone = o.RV, nil
 	return answer{Rev: o.RV, Object: &o}
 }
 
@@ -337,7 +341,7 @@ func (s *server) delete(ctx context.Context, key int) answer {
 	if err != nil {
 		return failure(err)
 	}
-	s.lastWatched = rev
+	s.lastWatched, s.lastGone = rev, nil
 	// The object Delete answers is what a client's DELETE gets back: its content before the delete,
 	// with the RV the release stamps on it (A6; ApiServerRelease::deleted_object).
 	o := pod(out)
@@ -361,7 +365,7 @@ func (s *server) deleteAll(ctx context.Context, keys []int) answer {
 		}
 	}
 	if len(deleted) > 0 {
-		s.lastWatched = resp.Header.Revision
+		s.lastWatched, s.lastGone = resp.Header.Revision, deleted
 	}
 	return answer{Rev: resp.Header.Revision, Keys: deleted}
 }
@@ -495,12 +499,38 @@ func message(id int, ev watch.Event) answer {
 
 // cacheRev is the revision the cache serves a list at "0" from.
 func (s *server) cacheRev(ctx context.Context) (int64, error) {
+	rev, _, err := s.cacheList(ctx)
+	return rev, err
+}
+
+// cacheList is a list at "0", served from the cache: its revision and the keys it holds.
+func (s *server) cacheList(ctx context.Context) (int64, map[int]bool, error) {
 	list := &example.PodList{}
 	opts := storage.ListOptions{ResourceVersion: "0", Predicate: predicate(0, "", false)}
 	if err := listAll(ctx, s.stack.store, opts, list); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return strconv.ParseInt(list.ResourceVersion, 10, 64)
+	rev, err := strconv.ParseInt(list.ResourceVersion, 10, 64)
+	keys := make(map[int]bool, len(list.Items))
+	for i := range list.Items {
+		keys[keyOf(list.Items[i].Name)] = true
+	}
+	return rev, keys, err
+}
+
+// holdsWhole says whether a cache at rev with keys holds the whole of the last write: past its
+// revision, or at it with none of the keys its transaction deleted (E8). A LIST served from a cache
+// between two events of one revision gets that revision's RV and only part of it.
+func (s *server) holdsWhole(rev int64, keys map[int]bool) bool {
+	if rev != s.lastWatched {
+		return rev > s.lastWatched
+	}
+	for _, k := range s.lastGone {
+		if keys[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // relist makes the cacher relist (A5): its etcd watch ends as one that fell below the compacted
@@ -531,8 +561,8 @@ func (s *server) relist(ctx context.Context) answer {
 }
 
 // sync is the barrier after a step: a consistent LIST (which, served from the cache, first waits until
-// the cache has etcd's current revision), then until the cache holds the last write of the watched
-// prefix. It answers the revision the cache is at.
+// the cache has etcd's current revision), then until the cache holds the whole of the last write of
+// the watched prefix (holdsWhole). It answers the revision the cache is at.
 func (s *server) sync(ctx context.Context) answer {
 	if s.held.isHeld() {
 		// Held behind on purpose: nothing to wait for, the cache stays where it is.
@@ -548,11 +578,11 @@ func (s *server) sync(ctx context.Context) answer {
 		return failure(err)
 	}
 	for {
-		rev, err := s.cacheRev(ctx)
+		rev, keys, err := s.cacheList(ctx)
 		if err != nil {
 			return failure(err)
 		}
-		if rev >= s.lastWatched {
+		if s.holdsWhole(rev, keys) {
 			return answer{CacheRev: rev}
 		}
 		select {

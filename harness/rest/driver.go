@@ -56,6 +56,10 @@ type driver struct {
 	createdNS bool
 	// The revision of the last write of the watched resource, which a barrier waits for.
 	lastWatched int64
+	// The keys a transaction deleted at lastWatched (E8). A watch cache applies a revision's events
+	// one at a time and is at the revision from its first, so the barrier also waits until none of
+	// them is listed.
+	lastGone []int
 
 	mu      sync.Mutex
 	watches map[int]func()
@@ -273,7 +277,7 @@ func (d *driver) handle(ctx context.Context, req *request) answer {
 func (d *driver) start(ctx context.Context) answer {
 	d.stopWatches()
 	d.run++
-	d.lastWatched = 0
+	d.lastWatched, d.lastGone = 0, nil
 	if d.namespace == "" {
 		if err := d.makeNamespace(ctx); err != nil {
 			return failure(err)
@@ -381,7 +385,7 @@ func (d *driver) mark(ctx context.Context) error {
 	if a.Error != nil {
 		return fmt.Errorf("the revision after the start mark: %s", a.Error.Message)
 	}
-	d.lastWatched = a.Rev
+	d.lastWatched, d.lastGone = a.Rev, nil
 	return nil
 }
 
@@ -444,7 +448,7 @@ func (d *driver) put(ctx context.Context, k kind, key int) answer {
 	}
 	o := view(written)
 	if k == d.resource {
-		d.lastWatched = o.RV
+		d.lastWatched, d.lastGone = o.RV, nil
 	}
 	return answer{Rev: o.RV, Object: &o}
 }
@@ -462,7 +466,7 @@ func (d *driver) delete(ctx context.Context, key int) answer {
 	a := d.currentRev(ctx)
 	if a.Error == nil {
 		a.Keys = []int{key}
-		d.lastWatched = a.Rev
+		d.lastWatched, d.lastGone = a.Rev, nil
 	}
 	return a
 }
@@ -502,7 +506,7 @@ func (d *driver) deleteAll(ctx context.Context, keys []int) answer {
 		}
 	}
 	if len(deleted) > 0 {
-		d.lastWatched = resp.Header.Revision
+		d.lastWatched, d.lastGone = resp.Header.Revision, deleted
 	}
 	return answer{Rev: resp.Header.Revision, Keys: deleted}
 }
@@ -614,8 +618,8 @@ func message(id int, ev watch.Event) answer {
 }
 
 // sync is the barrier after a step: a consistent LIST (which a watch cache serves once it has etcd's
-// revision), then LISTs at "0" (what the cache has) until the cache holds the last write of the
-// watched resource. It answers the revision the cache is at.
+// revision), then LISTs at "0" (what the cache has) until the cache holds the whole of the last write
+// of the watched resource (holdsWhole). It answers the revision the cache is at.
 func (d *driver) sync(ctx context.Context) answer {
 	if a := d.list(ctx, "", "", 0, ""); a.Error != nil {
 		return a
@@ -625,7 +629,7 @@ func (d *driver) sync(ctx context.Context) answer {
 		if a.Error != nil {
 			return a
 		}
-		if a.Rev >= d.lastWatched {
+		if d.holdsWhole(a) {
 			return answer{CacheRev: a.Rev}
 		}
 		select {
@@ -634,4 +638,21 @@ func (d *driver) sync(ctx context.Context) answer {
 		case <-time.After(2 * time.Millisecond):
 		}
 	}
+}
+
+// holdsWhole says whether a LIST at "0" holds the whole of the last write: past its revision, or at it
+// with none of the keys its transaction deleted (E8). A LIST a watch cache serves between two events
+// of one revision gets that revision's RV and only part of it.
+func (d *driver) holdsWhole(list answer) bool {
+	if list.Rev != d.lastWatched {
+		return list.Rev > d.lastWatched
+	}
+	for _, gone := range d.lastGone {
+		for _, o := range list.Items {
+			if o.Key == gone {
+				return false
+			}
+		}
+	}
+	return true
 }
