@@ -199,16 +199,16 @@ pub fn world(scope: Scope, flaws: listwatch_model::Flaws, name: &str) -> Option<
 }
 
 /// The world where a flaw's story lives, which `bugs` checks first: the client manager for its flaw,
-/// the pager's world for the pager's, the lease's for kubernetes#110210, watch-list mode for the
-/// streaming-list flaws, the failing server's for kubernetes#87794 and #57074, the control plane mid-upgrade's (a
-/// relist waiting at a lagging server, A2) for an unanswered wait, and the list-watch world for the
-/// rest.
+/// the pager's world for the pager's, the lease's for the two flaws of a revision read in part (E8),
+/// watch-list mode for the streaming-list flaws, the failing server's for kubernetes#87794 and #57074,
+/// the control plane mid-upgrade's (a relist waiting at a lagging server, A2) for an unanswered wait,
+/// and the list-watch world for the rest.
 pub fn home_world(flaw: listwatch_model::Flaw) -> &'static str {
     use listwatch_model::{Component, Flaw};
     match flaw {
         _ if flaw.component() == Component::Manager => "client-manager",
         Flaw::ContinueWithRv => "paginated-relist",
-        Flaw::ResumeMidRevision => "lease-revoke",
+        Flaw::ResumeMidRevision | Flaw::PartialRevisionServed => "lease-revoke",
         Flaw::ReplaceMissesQueued => "slow-consumer",
         Flaw::FixedRetryPeriod | Flaw::UntoldFailures => "failing-server",
         Flaw::RewatchInitialEvents | Flaw::PartialInitialBuffer | Flaw::ConsistentReadLags => "watch-list",

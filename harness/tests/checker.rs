@@ -168,6 +168,8 @@ fn every_flaw_is_caught_by_its_property_with_a_shortest_trace() {
         (Flaw::ConsistentReadLags, 5),
         // A refused LIST, then the LIST after the backoff.
         (Flaw::UntoldFailures, 2),
+        // Two creates and the revoke, the cache's three steps to the first DELETE, the LIST.
+        (Flaw::PartialRevisionServed, 8),
     ];
     for (flaw, steps) in share::share(expected) {
         let property = caught_by::named(flaw);

@@ -111,10 +111,20 @@ pub enum Flaw {
     /// ever while the code that owns it cannot know. kubernetes#57074 and client-go#155, fixed by PR
     /// #87329 (client-go v0.19.0: `SetWatchErrorHandler`). SEMANTICS C12.
     UntoldFailures,
+    /// The watch cache takes a revision that changed several keys (E8: a lease revoked) one event at
+    /// a time, its RV the revision's from the first, and serves a LIST at `"0"` or a consistent read
+    /// between two of them: an answer at that revision's RV that lacks the rest of it. A reflector
+    /// that watches from that RV is never sent the rest (no event is newer than its RV) and keeps
+    /// the objects deleted there until a relist; a bookmark sent between them claims the revision
+    /// before the rest of it. k8s.io/apiserver v0.37.2, `pkg/storage/cacher`: `watchCache.processEvent`
+    /// sets the RV event by event, and `Cacher.dispatchEvents` dispatches them one at a time and gives
+    /// a bookmark the last one's RV. Open: the cacher's premise that there are no multi-object
+    /// transactions (kubernetes PR #13910's review). SEMANTICS E8.
+    PartialRevisionServed,
 }
 
 impl Flaw {
-    pub const ALL: [Flaw; 21] = [
+    pub const ALL: [Flaw; 22] = [
         Flaw::StaleDeleteRv,
         Flaw::NilPrevKvDropped,
         Flaw::RelistOnTimeout,
@@ -136,6 +146,7 @@ impl Flaw {
         Flaw::WaitEndsUnanswered,
         Flaw::LeakWatchOnError,
         Flaw::UntoldFailures,
+        Flaw::PartialRevisionServed,
     ];
 
     /// The name used on the command line and in traces.
@@ -162,6 +173,7 @@ impl Flaw {
             Flaw::WaitEndsUnanswered => "wait-ends-unanswered",
             Flaw::LeakWatchOnError => "leak-watch-on-error",
             Flaw::UntoldFailures => "untold-failures",
+            Flaw::PartialRevisionServed => "partial-revision-served",
         }
     }
 
@@ -189,6 +201,7 @@ impl Flaw {
             Flaw::WaitEndsUnanswered => "planted (A2, A12)",
             Flaw::LeakWatchOnError => "kubernetes#6488",
             Flaw::UntoldFailures => "kubernetes#57074",
+            Flaw::PartialRevisionServed => "watch_cache.go (open)",
         }
     }
 
@@ -197,7 +210,8 @@ impl Flaw {
             Flaw::StaleDeleteRv
             | Flaw::NilPrevKvDropped
             | Flaw::ConsistentReadLags
-            | Flaw::WaitEndsUnanswered => Component::Server,
+            | Flaw::WaitEndsUnanswered
+            | Flaw::PartialRevisionServed => Component::Server,
             Flaw::RelistOnTimeout
             | Flaw::StopOnClose
             | Flaw::SpinOnClose

@@ -581,10 +581,10 @@ impl ApiServer {
     /// Take the next etcd revision into the cache and dispatch its events to the watches they match.
     ///
     /// E8: a revision that changed several keys is taken whole, as etcd sends a transaction's events in
-    /// one watch response (its Atomic guarantee). Simplified: upstream the cacher then processes them one
-    /// by one, and a LIST or watch served between two of them sees part of the revision; here it never
-    /// does. A revision splits only on a client's connection, which sends one event per line
-    /// (kubernetes#110210).
+    /// one watch response (its Atomic guarantee). Upstream the cacher then processes them one by one,
+    /// and a LIST or watch served between two of them sees part of the revision: the flaw
+    /// `partial-revision-served`, which takes one event per step. Without it a revision splits only on a
+    /// client's connection, which sends one event per line (kubernetes#110210).
     pub fn ingest(&mut self, store: &mut Store) -> (Vec<IngestOutcome>, Outbox) {
         let mut out = Vec::new();
         let mut outcomes = Vec::new();
@@ -592,7 +592,9 @@ impl ApiServer {
             let outcome = self.ingest_one(store, &mut out);
             outcomes.push(outcome);
             let IngestOutcome::Event(CacheEvent { rv, .. }) = outcome else { break };
-            if store.next_pending_rev(Self::watcher(self.id)) != Some(rv) {
+            if self.flaws.has(Flaw::PartialRevisionServed)
+                || store.next_pending_rev(Self::watcher(self.id)) != Some(rv)
+            {
                 break;
             }
         }

@@ -453,6 +453,34 @@ fn resume_mid_revision_loses_the_rest_of_a_lease_revoke() {
     assert!(flawed.sys.store().truth_at(Rev(3)).is_empty());
 }
 
+/// SEMANTICS E8, the watch cache's side: a lease revoked deletes A and B at one revision, which etcd
+/// sends whole. k8s.io/apiserver's watch cache applies its events one at a time and sets its RV to 3
+/// with the first; a LIST at "0" served then is at RV 3 and still holds B. The reflector watches from
+/// 3, so B's DELETE, at 3, is never sent to it: B stays in its cache, deleted everywhere else.
+#[test]
+fn partial_revision_served_lists_a_revision_in_part_and_its_rest_is_never_sent() {
+    let config = Config { lease_revokes: 1, ..scope(2, 2, 0) };
+    let (flawed, correct) = both(Flaw::PartialRevisionServed, config, |s| {
+        s.steps(&[Action::Create(A), Action::Create(B)]).ingest(S0);
+        s.steps(&[Action::RevokeLease, Action::Ingest(S0)]);
+        s.serve(R, S0).serve(R, S0); // the LIST, then the WATCH from its RV
+        s.ingest(S0).deliver(R);
+    });
+    for s in [&correct, &flawed] {
+        assert_eq!(s.sys.store().watched_keys_at(Rev(3)), vec![A, B], "one revision, two keys");
+        assert!(s.truth_keys().is_empty());
+        assert_eq!(s.sys.view(R).resource_version, Rev(3), "listed at the revoke's RV");
+        assert!(
+            matches!(s.sent(R)[..], [Request::List { rv: ListRv::Any, .. }, Request::Watch { .. }]),
+            "{:?}",
+            s.sent(R)
+        );
+        assert!(s.received_events(R).is_empty(), "nothing newer than 3 to send");
+    }
+    assert!(correct.cache_keys(R).is_empty(), "the revision was taken whole before the LIST read it");
+    assert_eq!(flawed.cache_keys(R), vec![B], "the LIST read the cache between the two DELETEs");
+}
+
 fn watch_list(config: Config) -> Config {
     let reflector =
         listwatch_model::ReflectorConfig { mode: listwatch_model::ListMode::WatchList, ..config.reflector };

@@ -43,7 +43,8 @@ flaws (--flaw, repeatable):
   sync-under-lock, relist-from-stale-cache, retry-too-large-rv, replace-keeps-missing,
   no-idle-detection, continue-with-rv, resume-mid-revision, rewatch-initial-events,
   partial-initial-buffer, sync-wait-unbounded, consistent-read-lags, replace-misses-queued,
-  fixed-retry-period, wait-ends-unanswered, leak-watch-on-error, untold-failures
+  fixed-retry-period, wait-ends-unanswered, leak-watch-on-error, untold-failures,
+  partial-revision-served
 
 --time-limit is for the whole command, all worlds together. A run stopped by --max-states, --time-limit,
 --memory-limit, SIGINT or SIGTERM prints what it found so far, marked incomplete, and exits 2; a second

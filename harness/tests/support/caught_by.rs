@@ -6,7 +6,7 @@
 use listwatch_model::Flaw;
 use listwatch_properties::Property;
 
-pub const CAUGHT_BY: [(Flaw, &str, Property); 20] = [
+pub const CAUGHT_BY: [(Flaw, &str, Property); 21] = [
     (Flaw::StaleDeleteRv, "list-watch", Property::NoRvRegression),
     (Flaw::NilPrevKvDropped, "list-watch", Property::NoResurrectedDelete),
     (Flaw::RelistOnTimeout, "list-watch", Property::NoNeedlessRelist),
@@ -27,6 +27,7 @@ pub const CAUGHT_BY: [(Flaw, &str, Property); 20] = [
     (Flaw::FixedRetryPeriod, "failing-server", Property::Backoff),
     (Flaw::WaitEndsUnanswered, "ha-mid-upgrade", Property::RequestsAnswered),
     (Flaw::UntoldFailures, "failing-server", Property::FailuresTold),
+    (Flaw::PartialRevisionServed, "lease-revoke", Property::NoResurrectedDelete),
 ];
 
 /// The property named for `flaw`.
