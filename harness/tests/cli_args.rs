@@ -153,6 +153,10 @@ fn conformance_arguments_are_checked_before_etcd_is_needed() {
         (&["simulate", "--server", "sample-apiserver", "--json"], "--json: not with --server"),
         (&["simulate", "--server", "sample-apiserver", "--reflectors", "5"], "'5' is not a number in 1..=4"),
         (&["simulate", "--reflectors", "2"], "--server"),
+        (
+            &["simulate", "--server", "sample-apiserver", "--flaw", "stale-delete-rv"],
+            "--flaw stale-delete-rv: a flaw of the model's API server; not with --server, which is a real one",
+        ),
     ] {
         let out = listwatch(words);
         let stderr = String::from_utf8_lossy(&out.stderr);

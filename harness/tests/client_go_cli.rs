@@ -111,3 +111,34 @@ fn ctrl_c_ends_a_campaign_and_leaves_no_go_process() {
     }
     assert!(!shims.iter().any(|p| running(*p)), "a Go process outlived the campaign: {shims:?}");
 }
+
+/// The model API server's flaws serve client-go as they serve the model reflector: a watch cache that
+/// lists part of a lease revoke's revision (`partial-revision-served`) leaves client-go holding an
+/// object deleted in it, which the correct server never does on the same seeds. A flaw of the model's
+/// reflector has nothing to switch on in client-go, and is refused naming both.
+#[test]
+fn server_flaws_serve_client_go_and_the_reflectors_are_refused() {
+    let dir = std::env::temp_dir().join(format!("listwatch-cg-server-flaw-{}", std::process::id()));
+    let out = dir.display().to_string();
+    let breaking = |flaw: &[&str]| {
+        let mut args = vec!["simulate", "--client", "client-go", "--seeds", "40", "--json", "--out", &out];
+        args.extend(flaw);
+        let run = listwatch(&args);
+        assert!(run.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&run.stderr));
+        let summary: serde_json::Value = serde_json::from_slice(&run.stdout).expect("a JSON summary");
+        summary["seeds_breaking"]["no-resurrected-delete"].as_u64().unwrap_or(0)
+    };
+    let (correct, flawed) = (breaking(&[]), breaking(&["--flaw", "partial-revision-served"]));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(correct, 0, "client-go keeps no deleted object from the correct server");
+    assert!(flawed > 0, "the LIST of half a revision leaves client-go an object deleted in it");
+    let refused =
+        listwatch(&["simulate", "--client", "client-go", "--seeds", "1", "--flaw", "stop-on-close"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim_end(),
+        "listwatch: --flaw stop-on-close: a flaw of the model's reflector, and --client client-go brings its \
+         own; only the model API server's flaws apply to another client"
+    );
+    assert!(refused.stdout.is_empty(), "nothing run");
+}

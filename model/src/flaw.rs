@@ -19,6 +19,18 @@ pub enum Component {
     Manager,
 }
 
+impl Component {
+    /// The component's name in messages and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Component::Server => "API server",
+            Component::Reflector => "reflector",
+            Component::Cache => "informer cache",
+            Component::Manager => "client manager",
+        }
+    }
+}
+
 /// One known bug.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Flaw {

@@ -104,7 +104,8 @@ pub struct WorldArgs {
     /// Only this world of the scope (explore: the first of those)
     #[arg(long, value_name = "NAME", value_parser = parse_world)]
     pub world: Option<&'static str>,
-    /// Switch a catalogue flaw on (repeatable)
+    /// Switch a catalogue flaw on (repeatable); with --client other than the model, only the model API server's
+    /// flaws (it serves that client)
     #[arg(long = "flaw", value_name = "NAME", value_parser = parse_flaw)]
     pub flaw: Vec<Flaw>,
     /// Every world over this etcd release (X.Y.Z, or 3.4/3.5/3.6/3.7 for the newest compared): its
@@ -549,8 +550,8 @@ fn write_corpus(dir: &std::path::Path, caught: &[report::Catch]) -> Result<(), S
 /// property breaks (its shortest schedule is printed, and written with --out), 2 when --max-states
 /// schedules ran out before the bound was covered, 0 otherwise.
 fn check_bounded(args: &CheckArgs) -> i32 {
-    if !args.flaws().is_empty() {
-        eprintln!("listwatch: --flaw: flaws are planted in the model reflector; --client is another client");
+    if let Err(e) = args.client.takes(args.flaws()) {
+        eprintln!("listwatch: {e}");
         return 2;
     }
     let depth = usize::try_from(args.depth).unwrap_or(usize::MAX);
@@ -559,7 +560,7 @@ fn check_bounded(args: &CheckArgs) -> i32 {
         "listwatch check --client {client}: every schedule of at most {depth} steps of each world, \
          re-executed from the start with a fresh client; states are not merged"
     );
-    for w in args.worlds(Flaws::NONE) {
+    for w in args.worlds(args.flaws()) {
         let started = std::time::Instant::now();
         let run =
             with_clients!(&args.client, k => crate::bounded::explore(k, w.config, depth, args.max_states));

@@ -73,6 +73,22 @@ impl ClientChoice {
         *self == ClientChoice::Model
     }
 
+    /// Whether `flaws` can be switched on with this client under test: the model reflector takes every
+    /// flaw; another client brings its own reflector, cache and manager, so only the flaws of the
+    /// model's API server, which serves it, apply.
+    pub fn takes(&self, flaws: listwatch_model::Flaws) -> Result<(), String> {
+        use listwatch_model::Component;
+        match flaws.iter().find(|f| !self.is_model() && f.component() != Component::Server) {
+            Some(f) => Err(format!(
+                "--flaw {f}: a flaw of the model's {}, and --client {} brings its own; only the model API \
+                 server's flaws apply to another client",
+                f.component().name(),
+                self.spec()
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The options a client's name may take, each with what it does (the client-go configurations').
     pub fn options() -> Vec<(&'static str, &'static str)> {
         #[allow(unused_mut)]

@@ -112,7 +112,8 @@ pub struct SimulateArgs {
     /// Steps with faults before healing
     #[arg(long, value_name = "M", default_value = "200", value_parser = steps, allow_hyphen_values = true)]
     pub steps: u32,
-    /// Switch a catalogue flaw on (repeatable)
+    /// Switch a catalogue flaw on (repeatable); with --client other than the model, only the model API server's
+    /// flaws (it serves that client), and with --server only the model reflector's
     #[arg(long = "flaw", value_name = "NAME", value_parser = flaw)]
     pub flaw: Vec<Flaw>,
     /// Draw faults only of these kinds (comma-separated, or `none`): a campaign that isolates one
@@ -164,6 +165,14 @@ pub struct SimulateArgs {
 }
 
 impl SimulateArgs {
+    /// The flaws switched on, if the client under test takes them (a client other than the model
+    /// reflector takes only the model API server's).
+    pub fn flaws(&self) -> Result<Flaws, UsageError> {
+        let flaws = self.flaw.iter().copied().collect();
+        self.client.takes(flaws).map_err(UsageError)?;
+        Ok(flaws)
+    }
+
     /// The campaign these arguments ask for.
     pub fn campaign(&self) -> Result<Campaign, UsageError> {
         let first_seed = self.seed.unwrap_or(0);
@@ -171,12 +180,7 @@ impl SimulateArgs {
         if first_seed.checked_add(seeds).is_none() {
             return Err(UsageError("--seed/--seeds: the seed range overflows".into()));
         }
-        let flaws = self.flaw.iter().fold(Flaws::NONE, |all, f| all.with(*f));
-        if !flaws.is_empty() && !self.client.is_model() {
-            return Err(UsageError(
-                "--flaw: flaws are planted in the model reflector; --client is another client".into(),
-            ));
-        }
+        let flaws = self.flaws()?;
         Ok(Campaign {
             first_seed,
             seeds,

@@ -42,6 +42,13 @@ fn check(args: &SimulateArgs) -> Result<(), UsageError> {
             "{flag}: not with --server (a real server's runs are not deterministic, and it has rules of its own)"
         )));
     }
+    // The server is real: a flaw of the model's API server has nothing to switch on.
+    let flaws = args.flaws()?;
+    if let Some(f) = flaws.iter().find(|f| f.component() == listwatch_model::Component::Server) {
+        return Err(UsageError(format!(
+            "--flaw {f}: a flaw of the model's API server; not with --server, which is a real one"
+        )));
+    }
     // Kinds named that no step here takes: the server's own to have, not the run's to inject.
     let kinds = args.fault_kinds.unwrap_or(FaultKinds::NONE);
     let untaken: Vec<&str> =
@@ -141,7 +148,7 @@ mod live {
                 Err(e) => return fail(format!("reaching the server: {e}")),
             };
         let kinds = args.fault_kinds.unwrap_or_else(FaultKinds::all);
-        let flaws = args.flaw.iter().fold(Flaws::NONE, |all, f| all.with(*f));
+        let flaws = args.flaw.iter().copied().collect::<Flaws>();
         let first = args.seed.unwrap_or(0);
         let seeds = args.seeds.unwrap_or(if args.seed.is_some() { 1 } else { 10 });
         let started_by = if started.is_some() { " (started by listwatch)" } else { "" };
