@@ -32,6 +32,12 @@ type Campaign struct {
 	// FaultKinds narrows the faults a seed may draw (`listwatch simulate --fault-kinds`: "500",
 	// "disconnect", "410", ...); empty draws every kind, "none" none.
 	FaultKinds []string
+	// ServerFlaws switches on known bugs of the model API server that serves the code, by their
+	// catalogue names (`listwatch simulate --flaw`; `listwatch check --help` lists them): a campaign
+	// that asks what the code makes of a server with that bug, such as "partial-revision-served" (a
+	// LIST that reads a lease revoke's revision in part). Only the API server's flaws: listwatch
+	// refuses a reflector's, since the code under test is the reflector.
+	ServerFlaws []string
 	// Waiters is how many callers wait for the cache to sync ([Env.StartWaiters]; default 3).
 	Waiters int
 	// Timeout is the client's rest.Config.Timeout (default none, as client-go's).
@@ -164,6 +170,9 @@ func Simulate(test string, c Campaign) ([]Failure, error) {
 	}
 	if len(c.FaultKinds) > 0 {
 		args = append(args, "--fault-kinds", strings.Join(c.FaultKinds, ","))
+	}
+	for _, f := range c.ServerFlaws {
+		args = append(args, "--flaw", f)
 	}
 	exe, err := os.Executable()
 	if err != nil {
