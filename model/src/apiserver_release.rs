@@ -58,8 +58,10 @@ impl ApiServerRelease {
     /// etcd's revision, which it learns from a progress request (E7); otherwise it reads etcd and the
     /// cache moves only with its own events. `ConsistentListFromCache`: alpha and off in v0.29.6 and v0.30.14,
     /// beta and on from 1.31 (`kube_features.go`; the cacher's `GetList` checks it). A client sees the
-    /// same list either way (the model's server reads etcd); what differs is whether the cache's RV
-    /// moves to etcd's on the read, which `conformance apiserver`'s barrier relies on.
+    /// same list either way while the cache takes each revision whole (the model's server serves it
+    /// from a cache that holds etcd's revision, from etcd otherwise; `partial-revision-served` is where
+    /// it differs); what also differs is whether the cache's RV moves to etcd's on the read, which
+    /// `conformance apiserver`'s barrier relies on.
     pub fn consistent_list_from_cache(self) -> bool {
         self.minor >= 31
     }

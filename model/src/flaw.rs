@@ -126,14 +126,14 @@ pub enum Flaw {
     /// The watch cache takes a revision that changed several keys (E8: a lease revoked) one event at
     /// a time, its RV the revision's from the first, and serves a LIST from the cache (at `"0"`, or
     /// NotOlderThan the revision) or a streaming list (A12) between two of them: an answer at that
-    /// revision's RV that lacks the rest of it. Upstream a consistent LIST served from the cache
-    /// (`ConsistentListFromCache`, v0.31 on) can too; the model serves that one from etcd. A reflector
-    /// that watches from that RV is never sent the rest (no event is newer than its RV) and keeps
-    /// the objects deleted there until a relist; a bookmark sent between them claims the revision
-    /// before the rest of it. k8s.io/apiserver v0.37.2, `pkg/storage/cacher`: `watchCache.processEvent`
-    /// sets the RV event by event, and `Cacher.dispatchEvents` dispatches them one at a time and gives
-    /// a bookmark the last one's RV. Open: the cacher's premise that there are no multi-object
-    /// transactions (kubernetes PR #13910's review). SEMANTICS E8.
+    /// revision's RV that lacks the rest of it, and so does an unpaged consistent LIST once the cache
+    /// has the revision's RV (`ConsistentListFromCache`, v0.31 on). A reflector that watches from
+    /// that RV is never sent the rest (no event is newer than its RV) and keeps the objects deleted
+    /// there until a relist; a bookmark sent between them claims the revision before the rest of it.
+    /// k8s.io/apiserver v0.37.2, `pkg/storage/cacher`: `watchCache.processEvent` sets the RV event by
+    /// event, and `Cacher.dispatchEvents` dispatches them one at a time and gives a bookmark the last
+    /// one's RV. Open: the cacher's premise that there are no multi-object transactions (kubernetes
+    /// PR #13910's review). SEMANTICS E8.
     PartialRevisionServed,
 }
 

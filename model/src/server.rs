@@ -243,6 +243,11 @@ impl ApiServer {
         !self.waiting_watch_lists.is_empty() || self.waiting_lists.values().any(|w| w.asks_progress)
     }
 
+    /// Whether a consistent LIST is served from this cache now (A2, `ConsistentListFromCache`).
+    fn serves_consistent(&self, store: &Store) -> bool {
+        self.release.consistent_list_from_cache() && !self.initializing && self.cache.rv() >= store.rev()
+    }
+
     fn cache_list(&self) -> ListResponse {
         ListResponse { rv: self.cache.rv(), items: self.cache.objects().copied().collect(), cont: None }
     }
@@ -264,6 +269,11 @@ impl ApiServer {
                 return Vec::new();
             }
             ListRv::Consistent if from_cache => Ok(self.cache_list()),
+            // A2: from v0.31 (`ConsistentListFromCache`) a cache that holds etcd's revision serves the
+            // consistent LIST. Simplified: a cache behind it is read around, from etcd, where upstream
+            // waits for it to catch up (after a progress request, E7) and then serves it: the same
+            // answer while every revision is taken whole, as in the correct system.
+            ListRv::Consistent if self.serves_consistent(store) => Ok(self.cache_list()),
             ListRv::Consistent => Ok(Self::etcd_list(store, None).expect("current is readable")),
             ListRv::Exact(x) => Self::etcd_list(store, Some(x)).map_err(|e| match e {
                 // A2: etcd's "future revision" as the release answers it (ApiServerRelease).
