@@ -104,8 +104,8 @@ pub struct WorldArgs {
     /// Only this world of the scope (explore: the first of those)
     #[arg(long, value_name = "NAME", value_parser = parse_world)]
     pub world: Option<&'static str>,
-    /// Switch a catalogue flaw on (repeatable); with --client other than the model, only the model API server's
-    /// flaws (it serves that client)
+    /// Switch a catalogue flaw on (repeatable); with --client other than the model, only the model
+    /// API server's flaws (it serves that client)
     #[arg(long = "flaw", value_name = "NAME", value_parser = parse_flaw)]
     pub flaw: Vec<Flaw>,
     /// Every world over this etcd release (X.Y.Z, or 3.4/3.5/3.6/3.7 for the newest compared): its

@@ -112,8 +112,8 @@ pub struct SimulateArgs {
     /// Steps with faults before healing
     #[arg(long, value_name = "M", default_value = "200", value_parser = steps, allow_hyphen_values = true)]
     pub steps: u32,
-    /// Switch a catalogue flaw on (repeatable); with --client other than the model, only the model API server's
-    /// flaws (it serves that client), and with --server only the model reflector's
+    /// Switch a catalogue flaw on (repeatable); with --client other than the model, only the model
+    /// API server's flaws (it serves that client), and with --server only the model reflector's
     #[arg(long = "flaw", value_name = "NAME", value_parser = flaw)]
     pub flaw: Vec<Flaw>,
     /// Draw faults only of these kinds (comma-separated, or `none`): a campaign that isolates one
