@@ -90,7 +90,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<i32, UsageError> {
 mod live {
     use std::io::Write;
 
-    use listwatch_model::{Clients, FaultKinds, Flaws};
+    use listwatch_model::{Clients, FaultKinds};
     use listwatch_properties::Frame;
 
     use super::{ServerChoice, SimulateArgs};
@@ -148,7 +148,10 @@ mod live {
                 Err(e) => return fail(format!("reaching the server: {e}")),
             };
         let kinds = args.fault_kinds.unwrap_or_else(FaultKinds::all);
-        let flaws = args.flaw.iter().copied().collect::<Flaws>();
+        let flaws = match args.flaws() {
+            Ok(flaws) => flaws,
+            Err(e) => return fail(e.0),
+        };
         let first = args.seed.unwrap_or(0);
         let seeds = args.seeds.unwrap_or(if args.seed.is_some() { 1 } else { 10 });
         let started_by = if started.is_some() { " (started by listwatch)" } else { "" };
