@@ -194,11 +194,27 @@ const MEMORY_EVERY: usize = 1024;
 /// The state `action` leads to from `state`, its servers in canonical order under symmetry.
 fn successor<C: Checkable>(state: &CheckState<C>, action: Action, symmetry: bool) -> CheckState<C> {
     let mut next = state.clone();
-    next.step(action);
-    if symmetry {
-        next.sys.canonicalize_servers();
-    }
+    step(&mut next, action, symmetry);
     next
+}
+
+/// [`successor`] made into `next`, whose vectors and queues are reused (`clone_from`): the successors
+/// the search only fingerprints are made this way, one spare state a chunk.
+fn successor_into<C: Checkable>(
+    next: &mut CheckState<C>,
+    state: &CheckState<C>,
+    action: Action,
+    symmetry: bool,
+) {
+    next.clone_from(state);
+    step(next, action, symmetry);
+}
+
+fn step<C: Checkable>(state: &mut CheckState<C>, action: Action, symmetry: bool) {
+    state.step(action);
+    if symmetry {
+        state.sys.canonicalize_servers();
+    }
 }
 
 /// Search `model` breadth-first. `stop` ends it early (a deadline, a signal, a memory limit): what was
@@ -291,6 +307,7 @@ fn search_in_pool<C: Checkable>(
                 }
                 let states = level_now.states(range, trace_now, symmetry);
                 let mut actions = Vec::new();
+                let mut spare: Option<CheckState<C>> = None;
                 for (i, state) in states.iter().enumerate() {
                     if stop.load(Ordering::Relaxed) {
                         break;
@@ -305,8 +322,9 @@ fn search_in_pool<C: Checkable>(
                     state.sys.actions(&mut actions);
                     out.generated += actions.len() as u64;
                     for (k, &action) in actions.iter().enumerate() {
-                        let next = successor(state, action, symmetry);
-                        let fp = fingerprint(&next);
+                        let next = spare.get_or_insert_with(|| state.clone());
+                        successor_into(next, state, action, symmetry);
+                        let fp = fingerprint(next);
                         if !visited_now.contains(fp) {
                             let k = u16::try_from(k).expect("a state has fewer than 65,536 actions");
                             out.successors.push((fp, place as u32, action, k));

@@ -18,12 +18,13 @@ use stateright::Model;
 /// The system and what its monitor remembers: one state of the checker.
 ///
 /// `depth` is how many steps the state was first reached in; it is not part of the state's identity.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct CheckState<C = ModelClient, M = Manager> {
     pub sys: System<C, M>,
     pub monitor: Monitor,
     pub depth: usize,
 }
+listwatch_model::clone_by_field!(CheckState<C, M> { sys, monitor, depth });
 
 impl<C: PartialEq, M: PartialEq> PartialEq for CheckState<C, M> {
     fn eq(&self, other: &Self) -> bool {

@@ -43,10 +43,11 @@ impl fmt::Display for Notification {
 }
 
 /// The informer's store.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct Cache {
     objects: litemap::LiteMap<Key, Object>,
 }
+crate::clone_by_field!(Cache { objects: map });
 
 impl Cache {
     pub fn get(&self, key: Key) -> Option<&Object> {

@@ -226,7 +226,7 @@ impl Clients for ModelReflector {
 
 /// The model reflector and the informer cache it feeds, through a queue whose consumer can be held
 /// (C7: client-go's DeltaFIFO between the reflector and the indexer).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct ModelClient {
     pub reflector: Reflector,
     pub cache: Cache,
@@ -240,6 +240,7 @@ pub struct ModelClient {
     /// Ready (C8): the reflector has synced and its list has reached the cache.
     synced: bool,
 }
+crate::clone_by_field!(ModelClient { reflector, cache, flaws, notes, held, queue, synced });
 
 impl ModelClient {
     pub fn new(config: ReflectorConfig, flaws: Flaws) -> Self {

@@ -30,7 +30,7 @@ use crate::server::{ApiServer, Outbox};
 use crate::{ApiServerRelease, ClientId, Rev};
 
 /// The cacher's heartbeat schedule for the watches that asked for bookmarks.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Heartbeats {
     release: ApiServerRelease,
     /// The RV the next heartbeat carries: `None` while the cacher has taken nothing (before v0.31).
@@ -39,6 +39,7 @@ pub struct Heartbeats {
     /// that started there).
     scheduled: LiteMap<ClientId, Option<Rev>>,
 }
+crate::clone_by_field!(Heartbeats { release, last_processed, scheduled: map });
 
 impl Heartbeats {
     /// A cacher whose cache listed at `listed`.

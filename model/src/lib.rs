@@ -14,6 +14,7 @@ pub mod api;
 pub mod apiserver_release;
 pub mod cache;
 pub mod client;
+pub mod clone;
 pub mod config;
 pub mod etcd;
 pub mod flaw;

@@ -135,7 +135,7 @@ pub struct ManagerRequest {
     pub step: Step,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Manager {
     readers: u8,
     writer: Option<RequestId>,
@@ -145,6 +145,7 @@ pub struct Manager {
     clusters: u8,
     flaws: Flaws,
 }
+crate::clone_by_field!(Manager { readers, writer, informers, paused, requests, clusters, flaws });
 
 impl Manager {
     /// `requests` requests, request `i` for cluster `i % clusters`, all arriving at once.

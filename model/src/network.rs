@@ -17,7 +17,7 @@ use crate::api::{Message, Request};
 use crate::types::{ClientId, ServerId};
 
 /// One client's connection.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Conn {
     pub request: Request,
     /// The server serving it, once routed.
@@ -29,6 +29,7 @@ pub struct Conn {
     /// The next watch event on it arrives as a line that does not decode.
     pub garble_next: bool,
 }
+crate::clone_by_field!(Conn { request, server, queue, dead, garble_next });
 
 impl Conn {
     /// Sent but not yet at any server.
@@ -37,12 +38,13 @@ impl Conn {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct Network {
     conns: LiteMap<ClientId, Conn>,
     /// The server a client's transport is attached to, until it breaks.
     affinity: LiteMap<ClientId, ServerId>,
 }
+crate::clone_by_field!(Network { conns: map, affinity: map });
 
 impl Network {
     /// A client sends a request on a fresh connection; an older one of the same client must be closed.

@@ -164,7 +164,7 @@ pub enum Output {
     Arm(Timer),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Reflector {
     phase: Phase,
     /// C4: the RV the reflector claims (`lastSyncResourceVersion`); `Rev(0)` before the first list.
@@ -189,6 +189,20 @@ pub struct Reflector {
     config: ReflectorConfig,
     flaws: Flaws,
 }
+crate::clone_by_field!(Reflector {
+    phase,
+    last_rv,
+    complete_rv,
+    synced,
+    rv_unavailable,
+    backoff_step,
+    armed,
+    fired_ms,
+    outputs,
+    pages,
+    config,
+    flaws
+});
 
 /// Everything but the settings, which are the same in every state of a run: a checker hashes a state
 /// for every step it explores. Equal reflectors still hash alike.

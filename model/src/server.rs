@@ -59,7 +59,7 @@ pub enum IngestOutcome {
     Idle,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct ApiServer {
     id: ServerId,
     cache: WatchCache,
@@ -89,6 +89,21 @@ pub struct ApiServer {
     /// server ignore `limit` and serve the whole list (`ListOptions.limit`).
     pagination: bool,
 }
+crate::clone_by_field!(ApiServer {
+    id,
+    cache,
+    watches: map,
+    waiting_lists: map,
+    waiting_watch_lists: map,
+    flaws,
+    cache_window,
+    initializing,
+    resilient_init,
+    progress_requests,
+    release,
+    watch_list,
+    pagination
+});
 
 impl ApiServer {
     /// A server whose cache has just listed etcd and started its watch (A5), ready to serve.

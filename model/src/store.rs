@@ -137,7 +137,7 @@ pub type WatcherId = u8;
 /// An etcd watch: events already pulled from history await sending in `pending`; `next_rev` is the next
 /// revision to pull. A watcher whose buffer is full stays behind ("unsynced") and catches up from history
 /// later, where it can fall below the compacted revision (E5).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 struct Watch {
     /// The start revision, kept only under `progress_after_start` (E7), so that it splits no states
     /// otherwise.
@@ -146,9 +146,10 @@ struct Watch {
     next_rev: Rev,
     pending: VecDeque<Entry>,
 }
+crate::clone_by_field!(Watch { start, prefix, next_rev, pending });
 
 /// The etcd store.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Store {
     rev: Rev,
     compacted: Rev,
@@ -162,6 +163,15 @@ pub struct Store {
     /// `false`) answer it too.
     progress_after_start: bool,
 }
+crate::clone_by_field!(Store {
+    rev,
+    compacted,
+    history,
+    tombstones,
+    watch_buffer,
+    watches: map,
+    progress_after_start
+});
 
 impl Store {
     pub fn new(tombstones: TombstonePolicy, watch_buffer: Option<u8>) -> Self {

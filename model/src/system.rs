@@ -45,7 +45,7 @@ impl std::fmt::Display for NotEnabled {
 
 impl std::error::Error for NotEnabled {}
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct System<C = ModelClient, M = Manager> {
     config: Config,
     store: Store,
@@ -55,6 +55,7 @@ pub struct System<C = ModelClient, M = Manager> {
     manager: Option<M>,
     budget: Budget,
 }
+crate::clone_by_field!(System<C, M> { config, store, servers, network, clients, manager, budget });
 
 /// Everything but the configuration, which is the same in every state of a run: a checker hashes a
 /// state for every step it explores. Equal systems still hash alike.

@@ -26,7 +26,7 @@ pub enum Ingested {
     Dropped,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct WatchCache {
     rv: Rev,
     objects: litemap::LiteMap<Key, Object>,
@@ -37,6 +37,7 @@ pub struct WatchCache {
     floor: Rev,
     capacity: u8,
 }
+crate::clone_by_field!(WatchCache { rv, objects: map, window, floor, capacity });
 
 impl WatchCache {
     /// A cache initialised from a list of etcd (A5).

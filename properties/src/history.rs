@@ -182,12 +182,13 @@ pub struct ClientHistory {
 
 /// What is remembered of every client's history, and the violations found folding the last step,
 /// which the [`crate::Monitor`] takes.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct History {
     pub clients: Vec<ClientHistory>,
     /// Found folding the step in progress, in the order found; empty between steps.
     found: Vec<Violation>,
 }
+listwatch_model::clone_by_field!(History { clients, found });
 
 impl History {
     /// The history of a system just started, before anything was observed.

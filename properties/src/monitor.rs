@@ -12,7 +12,7 @@ use crate::history::History;
 use crate::observations::{Observations, Viewed};
 use crate::property::{Property, Violation};
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Monitor {
     /// What is remembered of each client's history ([`crate::history`]).
     pub history: History,
@@ -27,6 +27,7 @@ pub struct Monitor {
     /// broken, never witnessed.
     pub not_judged: Vec<Property>,
 }
+listwatch_model::clone_by_field!(Monitor { history, guarantees, violation, later, not_judged });
 
 impl Monitor {
     /// A monitor of a system just started, given what starting it observed.

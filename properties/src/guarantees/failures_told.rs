@@ -37,10 +37,11 @@ pub struct Owed {
     pub told: bool,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
     pub clients: Vec<Owed>,
 }
+listwatch_model::clone_by_field!(State { clients });
 
 /// Whether client-go's reflector returns this failure from `ListAndWatchWithContext` (C12).
 fn must_tell(message: &Message, streaming: bool) -> Option<Failure> {

@@ -105,10 +105,11 @@ macro_rules! guarantees {
         }
 
         /// What every guarantee remembers of a history, one field each.
-        #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+        #[derive(Debug, Default, PartialEq, Eq, Hash)]
         pub struct States {
             $(pub $module: $module::State,)*
         }
+        listwatch_model::clone_by_field!(States { $($module),* });
 
         impl States {
             /// Fold one event into every guarantee; the first violation found, if any.

@@ -11,11 +11,12 @@ use crate::observations::Observations;
 /// Steps in a row that take no time and make no progress before it is a busy loop.
 pub const BUSY_STEPS_MAX: u8 = 8;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
     /// Per client, its zero-time steps in a row without progress.
     pub busy_steps: Vec<u8>,
 }
+listwatch_model::clone_by_field!(State { busy_steps });
 
 impl Guarantee for State {
     const NAME: &'static str = "no-busy-loop";

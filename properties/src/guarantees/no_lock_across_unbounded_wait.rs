@@ -9,7 +9,7 @@ use crate::guarantees::{Found, Guarantee};
 use crate::history::History;
 use crate::observations::Observations;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
     pub held: LiteMap<RequestId, LockMode>,
     /// The waits entered and not left: for which cluster, with which bound (`None`: none).
@@ -18,6 +18,12 @@ pub struct State {
     /// A request was served while a cluster was unreachable.
     pub served_while_unreachable: bool,
 }
+listwatch_model::clone_by_field!(State {
+    held: map,
+    waiting: map,
+    unreachable: map,
+    served_while_unreachable
+});
 
 impl Guarantee for State {
     const NAME: &'static str = "no-lock-across-unbounded-wait";

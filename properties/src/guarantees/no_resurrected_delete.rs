@@ -9,12 +9,13 @@ use crate::guarantees::{Found, Guarantee};
 use crate::history::History;
 use crate::observations::{Observations, Truth};
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
     /// The incarnations each handler of each client was told are deleted (by handler: each is told
     /// everything on its own, in its own order against the others). One sorted vector for all.
     pub deleted: LiteMap<(ClientId, u8, Uid), ()>,
 }
+listwatch_model::clone_by_field!(State { deleted: map });
 
 impl Guarantee for State {
     const NAME: &'static str = "no-resurrected-delete";

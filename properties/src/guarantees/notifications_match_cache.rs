@@ -18,13 +18,14 @@ type Handler = (ClientId, u8);
 
 /// What the handlers were told, all in two sorted vectors keyed by client and handler: empty, and no
 /// allocation, until a handler is told something; a state's clone copies each in one piece.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
     /// The cache as each handler was told it, by handler and key.
     pub told: LiteMap<(ClientId, u8, Key), Object>,
     /// The handlers a relist notified of a delete the watch never delivered.
     pub relist_deleted: LiteMap<Handler, ()>,
 }
+listwatch_model::clone_by_field!(State { told: map, relist_deleted: map });
 
 impl State {
     /// What `handler` was told, in key order.

@@ -67,12 +67,13 @@ pub struct Read {
     pub cache_behind: bool,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
     pub reads: LiteMap<ClientId, Read>,
     /// A consistent read sent while a cache was behind was answered fresh.
     pub fresh_despite_lag: bool,
 }
+listwatch_model::clone_by_field!(State { reads: map, fresh_despite_lag });
 
 impl State {
     fn answered(&mut self, client: ClientId, rv: Rev, what: &str) -> Option<Found> {

@@ -17,10 +17,11 @@ pub struct Readiness {
     pub polled: bool,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
     pub clients: Vec<Readiness>,
 }
+listwatch_model::clone_by_field!(State { clients });
 
 impl Guarantee for State {
     const NAME: &'static str = "ready-means-listed";

@@ -26,7 +26,7 @@ use crate::observations::Observations;
 /// How long a request may wait for its answer: twice the 30 s a manager waits for a sync.
 pub const ANSWER_WITHIN_MS: Millis = 60_000;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct State {
     /// The unanswered requests: the cluster each asked for, and the model time it has waited (counted
     /// up to [`ANSWER_WITHIN_MS`]).
@@ -37,6 +37,7 @@ pub struct State {
     /// ended (its witness).
     pub answered_after_waiting: bool,
 }
+listwatch_model::clone_by_field!(State { waiting: map, owed: map, answered_after_waiting });
 
 impl Guarantee for State {
     const NAME: &'static str = "requests-answered";
