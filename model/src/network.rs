@@ -44,7 +44,7 @@ pub struct Network {
     /// The server a client's transport is attached to, until it breaks.
     affinity: LiteMap<ClientId, ServerId>,
 }
-crate::clone_by_field!(Network { conns: map, affinity: map });
+crate::clone_by_field!(Network { conns: map_in_place, affinity: map });
 
 impl Network {
     /// A client sends a request on a fresh connection; an older one of the same client must be closed.

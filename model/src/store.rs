@@ -169,7 +169,7 @@ crate::clone_by_field!(Store {
     history,
     tombstones,
     watch_buffer,
-    watches: map,
+    watches: map_in_place,
     progress_after_start
 });
 
