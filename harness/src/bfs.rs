@@ -191,6 +191,10 @@ pub const SEEN_SHARE: u64 = 4;
 /// `/proc/self/statm`, a few microseconds): about a megabyte of states.
 const MEMORY_EVERY: usize = 1024;
 
+/// How many successors the merge takes between two looks at the resident memory: each costs a probe of
+/// the seen set, and a new one some twenty bytes.
+const MERGE_MEMORY_EVERY: usize = 1 << 16;
+
 /// The state `action` leads to from `state`, its servers in canonical order under symmetry.
 fn successor<C: Checkable>(state: &CheckState<C>, action: Action, symmetry: bool) -> CheckState<C> {
     let mut next = state.clone();
@@ -262,7 +266,7 @@ fn search_in_pool<C: Checkable>(
     let mut visited = FingerprintSet::new(settings.memory_limit_bytes.map_or(u64::MAX, |m| m / SEEN_SHARE));
     let mut parents = Steps::new();
     // The first fingerprint always fits.
-    let _ = visited.insert(fingerprint(&init));
+    let _ = visited.insert_within(fingerprint(&init), |_| true);
     parents.push(ROOT, 0);
 
     let mut first_violation: Vec<Option<(u32, Violation)>> = vec![None; Property::COUNT];
@@ -361,9 +365,21 @@ fn search_in_pool<C: Checkable>(
         let mut new: Vec<(u32, Action)> = Vec::new();
         new_ids.clear();
         let first = parents.len() as u32;
+        // The merge is one thread's and holds the level's successors, so it watches the memory itself,
+        // as the making does: the seen set grows only where the process has room for its larger table
+        // beside the old one, and past the limit the level is merged no further.
+        let limit = settings.memory_limit_bytes;
+        let room = |bytes: u64| !over(limit.map(|l| l.saturating_sub(bytes)));
+        let mut merged = 0usize;
         'merge: for chunk in &chunks {
             for &(fp, place, action, k) in &chunk.successors {
-                match visited.insert(fp) {
+                merged += 1;
+                if merged.is_multiple_of(MERGE_MEMORY_EVERY) && over(limit) {
+                    seen_full = true;
+                    out_of_memory = true;
+                    break 'merge;
+                }
+                match visited.insert_within(fp, room) {
                     Ok(false) => {}
                     Ok(true) => {
                         let id = parents.len() as u32;
@@ -390,7 +406,6 @@ fn search_in_pool<C: Checkable>(
         // Made, in order, where it fits: the level's vector takes its whole size as it is filled, and
         // each state what the last level made took a state; otherwise, or once the making finds the
         // memory full, left to be remade from the initial state when judged. A stop leaves the level unfinished, and the search ends with it.
-        let limit = settings.memory_limit_bytes;
         let vector = (width * std::mem::size_of::<Option<CheckState<C>>>()) as u64;
         let need = vector + state_bytes.unwrap_or(0) * width as u64;
         let before = resident_bytes();

@@ -5,8 +5,9 @@
 /// fingerprint 0 itself is kept aside in `zero`. A fingerprint's first slot is its value scaled to the
 /// table's length (the high half of `fp × len`), so the table can be of any length: it grows by half when
 /// three quarters full, and so stays between half and three quarters full (10.7 to 16 bytes a
-/// fingerprint) once past its first size. It never grows past its budget; there it takes fingerprints
-/// until fifteen sixteenths full, and then refuses them ([`Full`]).
+/// fingerprint) once past its first size. It never grows past its budget, nor where the process has no
+/// room for the larger table; there it takes fingerprints until fifteen sixteenths full, and then refuses
+/// them ([`Full`]).
 #[derive(Debug)]
 pub struct FingerprintSet {
     slots: Vec<u64>,
@@ -52,7 +53,15 @@ impl FingerprintSet {
 
     /// Adds `fp`: `Ok(true)` if it was not there, `Ok(false)` if it was, [`Full`] if it was not and the
     /// budget leaves no room for it.
+    #[cfg(test)]
     pub fn insert(&mut self, fp: u64) -> Result<bool, Full> {
+        self.insert_within(fp, |_| true)
+    }
+
+    /// [`insert`](FingerprintSet::insert), where growing the table first asks `room` whether the
+    /// process has room for the new table's bytes beside the old one's: the two are held at once while
+    /// the fingerprints move. If not, the table stops growing for good, as at its budget.
+    pub fn insert_within(&mut self, fp: u64, room: impl FnOnce(u64) -> bool) -> Result<bool, Full> {
         if fp == 0 {
             let new = !self.zero;
             self.zero = true;
@@ -61,7 +70,10 @@ impl FingerprintSet {
         }
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             let grown = (self.slots.len() + self.slots.len() / 2).min(self.max_slots);
-            if grown > self.slots.len() {
+            if grown > self.slots.len() && !room((grown * std::mem::size_of::<u64>()) as u64) {
+                self.max_slots = self.slots.len();
+            }
+            if grown > self.slots.len() && grown <= self.max_slots {
                 self.grow(grown);
             } else if (self.len + 1) * 16 > self.slots.len() * 15 {
                 return if self.contains(fp) { Ok(false) } else { Err(Full) };
@@ -149,5 +161,26 @@ mod tests {
         assert_eq!(taken.len(), 1920);
         assert!(taken.iter().all(|&fp| set.contains(fp)));
         assert_eq!(set.insert(taken[0]), Ok(false), "a fingerprint it holds is still found when full");
+    }
+
+    #[test]
+    fn stops_growing_where_the_process_has_no_room_for_a_larger_table() {
+        let mut set = FingerprintSet::new(1 << 30);
+        let mut asked = Vec::new();
+        let mut taken = 0;
+        for fp in fps(100_000) {
+            // Room for tables up to 16 KiB.
+            match set.insert_within(fp, |bytes| {
+                asked.push(bytes);
+                bytes <= 16 << 10
+            }) {
+                Ok(new) => taken += usize::from(new),
+                Err(Full) => break,
+            }
+        }
+        // 1,024 slots, then 1,536 (12 KiB); 2,304 (18 KiB) had no room: full at fifteen sixteenths of
+        // 1,536, and asked no more.
+        assert_eq!(asked, [12 << 10, 18 << 10]);
+        assert_eq!((set.bytes(), taken), (12 << 10, 1440));
     }
 }
