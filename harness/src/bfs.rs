@@ -280,7 +280,8 @@ fn search_in_pool<C: Checkable>(
     let mut state_bytes: Option<u64> = None;
     let (mut kept_from, mut kept_levels) = (None, 0);
     let mut ids: Vec<u32> = vec![0];
-    // Whether the seen set reached its budget: the level merged so far is judged, and nothing is expanded.
+    // Whether the seen set reached its budget, or the merge the memory limit: the level merged so far is
+    // judged, and nothing is expanded.
     let mut seen_full = false;
     let mut new_ids: Vec<u32> = Vec::new();
     let mut depth = 0;
