@@ -24,6 +24,7 @@ fn bfs(config: Config, threads: usize, symmetry: bool) -> usize {
         symmetry,
         memory_limit_bytes: None,
         made_states: usize::MAX,
+        window_states: usize::MAX,
     };
     search(&CheckModel::new(config), settings, &AtomicBool::new(false), &Progress::default()).states
 }

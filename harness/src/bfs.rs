@@ -1,7 +1,8 @@
 //! listwatch's own breadth-first search over a [`CheckModel`]: level by level, the states of a level
-//! judged and expanded on every thread, their successors merged in the order a one-thread FIFO search
-//! would meet them. The states found, their order, the verdicts and the counterexamples are therefore
-//! the same whatever the number of threads.
+//! judged and expanded on every thread a window of chunks at a time, the window's new successors merged
+//! before the next window is made, in the order a one-thread FIFO search would meet them. The states
+//! found, their order, the verdicts and the counterexamples are therefore the same whatever the number
+//! of threads.
 //!
 //! Why not stateright's `BfsChecker` (still used for `--checker dfs` and the Explorer, and the reference
 //! this search is tested against, `harness/tests/bfs.rs`): it shares its visited set through a
@@ -157,10 +158,10 @@ struct Chunk {
     witnessed: [bool; Property::COUNT],
     /// Successors made, seen before or not.
     generated: u64,
-    /// Successors not visited before this level: fingerprint, parent's place in the level, step, and
+    /// Successors not seen before their window: fingerprint, parent's place in the level, step, and
     /// the step's place among the parent's actions. The state itself is dropped at once and made again if
-    /// it is new: keeping every successor until the level is merged costs more in memory traffic than the
-    /// second step costs.
+    /// it is new: keeping every successor until its window is merged costs more in memory traffic than
+    /// the second step costs.
     successors: Vec<(u64, u32, Action, u16)>,
 }
 
@@ -182,6 +183,10 @@ pub struct Settings {
     /// or one that would not fit under `memory_limit_bytes`, is not made at once but remade from the
     /// initial state when it is judged. `usize::MAX` by default; a test makes it small.
     pub made_states: usize,
+    /// The most states of a level made and expanded before their new successors are merged: at most
+    /// [`WINDOW_CHUNKS`] chunks a thread, and at least one chunk. `usize::MAX` by default; a test makes
+    /// it small.
+    pub window_states: usize,
 }
 
 /// The share of the memory limit the seen set may take (the levels' states take the rest): a quarter.
@@ -190,6 +195,12 @@ pub const SEEN_SHARE: u64 = 4;
 /// How many states a thread makes between two looks at the resident memory (a read of
 /// `/proc/self/statm`, a few microseconds): about a megabyte of states.
 const MEMORY_EVERY: usize = 1024;
+
+/// How many chunks of a level a thread makes and expands before their new successors are merged: the
+/// successors held until the merge stay under about 25 MB (4,096 states a chunk, some 4 new successors a
+/// state at most, 24 bytes each), and a window's last chunk leaves the other threads idle for at most a
+/// 32nd of the window.
+pub const WINDOW_CHUNKS: usize = 32;
 
 /// How many successors the merge takes between two looks at the resident memory: each costs a probe of
 /// the seen set, and a new one some twenty bytes.
@@ -285,6 +296,8 @@ fn search_in_pool<C: Checkable>(
     let mut seen_full = false;
     let mut new_ids: Vec<u32> = Vec::new();
     let mut depth = 0;
+    // The states judged, where the search ended in a level whose successors it had begun to merge.
+    let mut judged: Option<usize> = None;
     let mut hit_max_states = false;
     let mut out_of_memory = false;
     // The initial state counts as generated, as in TLC.
@@ -294,114 +307,140 @@ fn search_in_pool<C: Checkable>(
     while !level.is_empty() {
         depth += 1;
         progress.depth.store(depth, Ordering::Relaxed);
-        let want_violation: [bool; Property::COUNT] = std::array::from_fn(|i| first_violation[i].is_none());
-        let want_witness: [bool; Property::COUNT] = std::array::from_fn(|i| witnessed_at[i].is_none());
+        // Whether the level's states are expanded: their actions listed and counted as generated.
         let expand = !hit_max_states && !seen_full;
         let len = level.len();
         let chunk_len = (len / (threads * 8)).clamp(16, 4096);
-        let visited_now = &visited;
-        let level_now = &level;
-        let trace_now = &parents;
-        let chunks: Vec<Chunk> = (0..len.div_ceil(chunk_len))
-            .into_par_iter()
-            .map(|n| {
-                let range = n * chunk_len..((n + 1) * chunk_len).min(len);
-                let mut out = Chunk { successors: Vec::with_capacity(range.len() * 4), ..Chunk::default() };
-                if stop.load(Ordering::Relaxed) {
-                    return out;
-                }
-                let states = level_now.states(range, trace_now, symmetry);
-                let mut actions = Vec::new();
-                let mut spare: Option<CheckState<C>> = None;
-                for (i, state) in states.iter().enumerate() {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let Some(state) = state else { continue };
-                    let place = n * chunk_len + i;
-                    judge(state, place, &want_violation, &want_witness, &mut out);
-                    if !expand || state.monitor.violation.is_some() {
-                        continue;
-                    }
-                    actions.clear();
-                    state.sys.actions(&mut actions);
-                    out.generated += actions.len() as u64;
-                    for (k, &action) in actions.iter().enumerate() {
-                        let next = spare.get_or_insert_with(|| state.clone());
-                        successor_into(next, state, action, symmetry);
-                        let fp = fingerprint(next);
-                        if !visited_now.contains(fp) {
-                            let k = u16::try_from(k).expect("a state has fewer than 65,536 actions");
-                            out.successors.push((fp, place as u32, action, k));
-                        }
-                    }
-                }
-                out
-            })
-            .collect();
-
-        // The level's verdicts: per property, its first violation in BFS order.
-        for chunk in &chunks {
-            generated += chunk.generated;
-            for (i, w) in chunk.witnessed.iter().enumerate() {
-                if *w && witnessed_at[i].is_none() {
-                    // The initial state is level 1 and zero steps from itself.
-                    witnessed_at[i] = Some(depth - 1);
-                }
-            }
-            for (place, property, v) in &chunk.violations {
-                let slot = &mut first_violation[*property as usize];
-                if slot.is_none() {
-                    *slot = Some((ids[*place], v.clone()));
-                }
-            }
-        }
-        if stop.load(Ordering::Relaxed)
-            || (settings.stop_at_violation && first_violation.iter().any(Option::is_some))
-        {
-            break;
-        }
-
-        // The next level: successors in order, each state once.
+        let chunk_count = len.div_ceil(chunk_len);
+        let window = (settings.window_states / chunk_len).clamp(1, threads * WINDOW_CHUNKS);
+        // The states of the levels judged: what a search that ends in this level reports, the next
+        // level's states merged so far left out.
+        let first = parents.len() as u32;
         let mut new: Vec<(u32, Action)> = Vec::new();
         new_ids.clear();
-        let first = parents.len() as u32;
-        // The merge is one thread's and holds the level's successors, so it watches the memory itself,
-        // as the making does: the seen set grows only where the process has room for its larger table
-        // beside the old one, and past the limit the level is merged no further.
-        let limit = settings.memory_limit_bytes;
-        let room = |bytes: u64| !over(limit.map(|l| l.saturating_sub(bytes)));
         let mut merged = 0usize;
-        'merge: for chunk in &chunks {
-            for &(fp, place, action, k) in &chunk.successors {
-                merged += 1;
-                if merged.is_multiple_of(MERGE_MEMORY_EVERY) && over(limit) {
-                    seen_full = true;
-                    out_of_memory = true;
-                    break 'merge;
-                }
-                match visited.insert_within(fp, room) {
-                    Ok(false) => {}
-                    Ok(true) => {
-                        let id = parents.len() as u32;
-                        parents.push(ids[place as usize], k);
-                        new.push((place, action));
-                        new_ids.push(id);
-                        if parents.len() >= settings.max_states {
-                            hit_max_states = true;
-                            break 'merge;
+        let mut stopped = false;
+        // The level a window of chunks at a time: made and expanded on every thread, then its new
+        // successors merged, so that the successors held wait for the merge a window's worth, not a
+        // level's. A successor already merged from an earlier window is found seen while its chunk is
+        // expanded instead of at the merge: the same states, in the same order.
+        for start in (0..chunk_count).step_by(window) {
+            let want_violation: [bool; Property::COUNT] =
+                std::array::from_fn(|i| first_violation[i].is_none());
+            let want_witness: [bool; Property::COUNT] = std::array::from_fn(|i| witnessed_at[i].is_none());
+            // Successors are made only while the merge takes them; once the seen set is full or the
+            // states are at their most, the rest of the level is judged and its actions counted.
+            let make = expand && !hit_max_states && !seen_full;
+            let visited_now = &visited;
+            let level_now = &level;
+            let trace_now = &parents;
+            let chunks: Vec<Chunk> = (start..(start + window).min(chunk_count))
+                .into_par_iter()
+                .map(|n| {
+                    let range = n * chunk_len..((n + 1) * chunk_len).min(len);
+                    let capacity = if make { range.len() * 4 } else { 0 };
+                    let mut out = Chunk { successors: Vec::with_capacity(capacity), ..Chunk::default() };
+                    if stop.load(Ordering::Relaxed) {
+                        return out;
+                    }
+                    let states = level_now.states(range, trace_now, symmetry);
+                    let mut actions = Vec::new();
+                    let mut spare: Option<CheckState<C>> = None;
+                    for (i, state) in states.iter().enumerate() {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let Some(state) = state else { continue };
+                        let place = n * chunk_len + i;
+                        judge(state, place, &want_violation, &want_witness, &mut out);
+                        if !expand || state.monitor.violation.is_some() {
+                            continue;
+                        }
+                        actions.clear();
+                        state.sys.actions(&mut actions);
+                        out.generated += actions.len() as u64;
+                        if !make {
+                            continue;
+                        }
+                        for (k, &action) in actions.iter().enumerate() {
+                            let next = spare.get_or_insert_with(|| state.clone());
+                            successor_into(next, state, action, symmetry);
+                            let fp = fingerprint(next);
+                            if !visited_now.contains(fp) {
+                                let k = u16::try_from(k).expect("a state has fewer than 65,536 actions");
+                                out.successors.push((fp, place as u32, action, k));
+                            }
                         }
                     }
-                    Err(seen::Full) => {
+                    out
+                })
+                .collect();
+
+            // The window's verdicts: per property, its first violation in BFS order.
+            for chunk in &chunks {
+                generated += chunk.generated;
+                for (i, w) in chunk.witnessed.iter().enumerate() {
+                    if *w && witnessed_at[i].is_none() {
+                        // The initial state is level 1 and zero steps from itself.
+                        witnessed_at[i] = Some(depth - 1);
+                    }
+                }
+                for (place, property, v) in &chunk.violations {
+                    let slot = &mut first_violation[*property as usize];
+                    if slot.is_none() {
+                        *slot = Some((ids[*place], v.clone()));
+                    }
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                stopped = true;
+                break;
+            }
+            if !make {
+                continue;
+            }
+
+            // The window's new successors, in order, each state once. The merge is one thread's, so it
+            // watches the memory itself, as the making does: the seen set grows only where the process
+            // has room for its larger table beside the old one, and past the limit the level is merged
+            // no further.
+            let limit = settings.memory_limit_bytes;
+            let room = |bytes: u64| !over(limit.map(|l| l.saturating_sub(bytes)));
+            'merge: for chunk in &chunks {
+                for &(fp, place, action, k) in &chunk.successors {
+                    merged += 1;
+                    if merged.is_multiple_of(MERGE_MEMORY_EVERY) && over(limit) {
                         seen_full = true;
                         out_of_memory = true;
                         break 'merge;
                     }
+                    match visited.insert_within(fp, room) {
+                        Ok(false) => {}
+                        Ok(true) => {
+                            let id = parents.len() as u32;
+                            parents.push(ids[place as usize], k);
+                            new.push((place, action));
+                            new_ids.push(id);
+                            if parents.len() >= settings.max_states {
+                                hit_max_states = true;
+                                break 'merge;
+                            }
+                        }
+                        Err(seen::Full) => {
+                            seen_full = true;
+                            out_of_memory = true;
+                            break 'merge;
+                        }
+                    }
                 }
             }
+            progress.states.store(parents.len(), Ordering::Relaxed);
         }
-        drop(chunks);
-        progress.states.store(parents.len(), Ordering::Relaxed);
+        if stopped || (settings.stop_at_violation && first_violation.iter().any(Option::is_some)) {
+            judged = Some(first as usize);
+            break;
+        }
+        let limit = settings.memory_limit_bytes;
         let width = new.len();
         level.push(new, first);
         // Made, in order, where it fits: the level's vector takes its whole size as it is filled, and
@@ -434,7 +473,7 @@ fn search_in_pool<C: Checkable>(
         std::mem::swap(&mut ids, &mut new_ids);
     }
 
-    let states = parents.len();
+    let states = judged.unwrap_or(parents.len());
     let fingerprints = Fingerprints {
         generated,
         seen_bytes: visited.bytes() + parents.memory_bytes(),

@@ -46,6 +46,10 @@ pub struct Limits {
     /// not fit under the memory limit, is kept as steps and made again when judged
     /// ([`crate::bfs::Settings::made_states`]). Unbounded by default.
     pub made_states: usize,
+    /// The most states of a level the breadth-first search makes and expands before their new
+    /// successors are merged ([`crate::bfs::Settings::window_states`]). Unbounded by default: a window
+    /// of [`crate::bfs::WINDOW_CHUNKS`] chunks a thread.
+    pub window_states: usize,
 }
 
 impl Limits {
@@ -59,6 +63,7 @@ impl Limits {
             stop_at_violation,
             memory_limit_bytes: None,
             made_states: usize::MAX,
+            window_states: usize::MAX,
         }
     }
 }
@@ -204,6 +209,7 @@ fn run_bfs<C: Checkable>(model: &CheckModel<C>, limits: Limits, watch: &Watch<'_
         symmetry: limits.symmetry,
         memory_limit_bytes: limits.memory_limit_bytes,
         made_states: limits.made_states,
+        window_states: limits.window_states,
     };
     let (found, cut) = std::thread::scope(|scope| {
         let searching = scope.spawn(|| crate::bfs::search(model, settings, &watch.stop, &progress));

@@ -99,6 +99,35 @@ fn levels_kept_as_steps_give_the_same_search() {
     assert!(kept_and_made_again > 0, "some search went from kept levels back to made ones");
 }
 
+/// A level merged one chunk at a time (its successors held until the merge a chunk's worth, not a
+/// level's) gives the same states, generated successors, verdicts, witnesses and counterexamples, step
+/// for step, as a level merged whole: correct, stopped at a flaw's first violation, and cut by a state
+/// limit in the middle of a level, on 1 and 2 threads.
+#[test]
+#[ignore = "a minute in release: .ci/run runs it there"]
+fn levels_merged_a_window_at_a_time_give_the_same_search() {
+    let cases = [(Flaws::NONE, false), (Flaws::NONE.with(Flaw::StaleDeleteRv), true)]
+        .into_iter()
+        .flat_map(|(flaws, stop)| worlds(Scope::Small, flaws).into_iter().map(move |w| (flaws, stop, w)));
+    let mut windows_cut = 0;
+    for (flaws, stop_at_violation, w) in share::share(cases) {
+        let whole = Limits { stop_at_violation, ..limits(1) };
+        let merged = run(w.config, Search::Bfs, whole);
+        // A cut a little past the first level wider than a chunk's worth of states.
+        let max_states = merged.states / 2 + 1;
+        for threads in [1, 2] {
+            let name = format!("{} with {flaws:?} on {threads} threads", w.name);
+            let windows = Limits { window_states: 1, threads, ..whole };
+            assert_eq!(exact(&run(w.config, Search::Bfs, windows)), exact(&merged), "{name}");
+            let cut = run(w.config, Search::Bfs, Limits { max_states, ..windows });
+            let cut_whole = run(w.config, Search::Bfs, Limits { max_states, ..whole });
+            assert_eq!(exact(&cut), exact(&cut_whole), "{name}, cut at {max_states} states");
+            windows_cut += usize::from(!cut.complete);
+        }
+    }
+    assert!(windows_cut > 0, "some search was cut by its state limit");
+}
+
 #[test]
 #[ignore = "30 s in the test profile: .ci/run runs it in release"]
 fn the_correct_system_searched_as_stateright_does() {

@@ -49,6 +49,7 @@ const LIMITS: Limits = Limits {
     stop_at_violation: true,
     memory_limit_bytes: None,
     made_states: usize::MAX,
+    window_states: usize::MAX,
 };
 const SEEDS: u64 = 10_000;
 /// Correct seeds also judged from their recording alone.

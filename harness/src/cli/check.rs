@@ -410,6 +410,7 @@ impl CheckArgs {
             stop_at_violation,
             memory_limit_bytes: self.memory_limit_mib.map(|m| m << 20).or_else(default_memory_limit),
             made_states: usize::MAX,
+            window_states: usize::MAX,
         }
     }
 }
