@@ -1,8 +1,8 @@
 //! checker: unique states per second of the exhaustive checker over the list/watch world of the `small`
 //! and `default` scopes, and of `small` with two API servers, every property judged at every state:
 //! `check`'s own breadth-first search on one thread and on two, with and without the symmetry
-//! reduction, beside stateright's `BfsChecker` on one thread. The allocator is the binary's (mimalloc);
-//! run with `MIMALLOC_PURGE_DELAY=-1` to keep freed pages as the binary does (`harness/src/main.rs`).
+//! reduction, beside stateright's `BfsChecker` on one thread. The allocator is the binary's (mimalloc,
+//! with its own settings, as in `harness/src/main.rs`).
 
 use std::sync::atomic::AtomicBool;
 
