@@ -189,8 +189,9 @@ pub struct Settings {
     pub window_states: usize,
 }
 
-/// The share of the memory limit the seen set may take (the levels' states take the rest): a quarter.
-pub const SEEN_SHARE: u64 = 4;
+/// The share of the memory limit the seen set may take (the levels' states, the newest level's steps and
+/// a window's successors take the rest): half. A level is made only where it fits beside it.
+pub const SEEN_SHARE: u64 = 2;
 
 /// How many states a thread makes between two looks at the resident memory (a read of
 /// `/proc/self/statm`, a few microseconds): about a megabyte of states.

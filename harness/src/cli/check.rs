@@ -255,7 +255,7 @@ pub struct CheckArgs {
     /// Seconds before the run stops, incomplete
     #[arg(long = "time-limit", value_name = "SECS", default_value = "600", value_parser = positive, allow_hyphen_values = true)]
     pub time_limit_secs: u64,
-    /// Resident memory (MiB) at which the run stops, incomplete; the seen set (fingerprints) may take a quarter of it [default: 3/4 of the machine's]
+    /// Resident memory (MiB) at which the run stops, incomplete; the seen set (fingerprints) may take half of it [default: 3/4 of the machine's]
     #[arg(long = "memory-limit", value_name = "MIB", value_parser = positive, allow_hyphen_values = true)]
     pub memory_limit_mib: Option<u64>,
     /// Print JSON instead of text
