@@ -120,6 +120,9 @@ pub struct Found {
 pub struct Fingerprints {
     /// Successors made, the ones already seen among them (TLC's "states generated").
     pub generated: u64,
+    /// Fingerprints the seen set holds: the states judged, and after a stop mid-level the successors
+    /// of the next level already merged.
+    pub held: usize,
     /// Bytes the seen set holds in memory: the fingerprint table, and the newest states' parents and
     /// steps not yet written out.
     pub seen_bytes: u64,
@@ -139,14 +142,21 @@ impl Fingerprints {
     /// TLC's "calculated (optimistic)" estimate of the probability that a fingerprint collision hid a
     /// state: each of the `generated - distinct` lookups that found a fingerprint could have matched
     /// any of the `distinct` ones by chance, 2^-64 each (tlc2.tool.ModelChecker, `reportSuccess`).
-    pub fn collision_probability(self, distinct: usize) -> f64 {
-        let distinct = distinct as f64;
+    /// The distinct states are the fingerprints held, which a stop mid-level leaves beyond the states
+    /// judged.
+    pub fn collision_probability(self) -> f64 {
+        let distinct = self.held as f64;
         distinct * (self.generated as f64 - distinct).max(0.0) / 2f64.powi(64)
     }
 
-    /// The seen set's bytes per distinct state.
-    pub fn bytes_per_state(self, distinct: usize) -> f64 {
-        self.seen_bytes as f64 / distinct.max(1) as f64
+    /// The seen set's bytes per fingerprint held.
+    pub fn bytes_per_state(self) -> f64 {
+        self.seen_bytes as f64 / self.held.max(1) as f64
+    }
+
+    /// The traces' bytes on disk per fingerprint held.
+    pub fn trace_bytes_per_state(self) -> f64 {
+        self.trace_bytes as f64 / self.held.max(1) as f64
     }
 }
 
@@ -477,6 +487,7 @@ fn search_in_pool<C: Checkable>(
     let states = judged.unwrap_or(parents.len());
     let fingerprints = Fingerprints {
         generated,
+        held: parents.len(),
         seen_bytes: visited.bytes() + parents.memory_bytes(),
         trace_bytes: parents.disk_bytes(),
         kept_from,

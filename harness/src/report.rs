@@ -101,9 +101,9 @@ pub fn check_text(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
                  (TLC's optimistic estimate); seen set {:.1} bytes per state, traces {:.1} on disk",
                 "",
                 f.generated,
-                f.collision_probability(o.states),
-                f.bytes_per_state(o.states),
-                f.trace_bytes as f64 / o.states as f64
+                f.collision_probability(),
+                f.bytes_per_state(),
+                f.trace_bytes_per_state()
             );
             if let Some(depth) = f.kept_from {
                 let _ = writeln!(
@@ -156,8 +156,8 @@ pub fn check_json(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
                 format!(
                     ",\"generated\":{},\"collision_probability\":{:e},\"seen_bytes_per_state\":{:.1},\"trace_bytes_on_disk\":{},\"levels_kept_from_depth\":{},\"levels_kept_at_once\":{}",
                     f.generated,
-                    f.collision_probability(o.states),
-                    f.bytes_per_state(o.states),
+                    f.collision_probability(),
+                    f.bytes_per_state(),
                     f.trace_bytes,
                     f.kept_from.map_or("null".to_string(), |d| d.to_string()),
                     f.kept_levels

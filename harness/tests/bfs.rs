@@ -174,11 +174,12 @@ fn the_seen_set_reports_what_tlc_reports() {
     let f = o.fingerprints.expect("listwatch's search reports its seen set");
     // Every distinct state was generated once, and most are reached again by another path.
     assert!(f.generated > 2 * o.states as u64, "{} generated for {} states", f.generated, o.states);
+    assert_eq!(f.held, o.states, "a whole search holds the fingerprints of the states it judged");
     let expected = o.states as f64 * (f.generated - o.states as u64) as f64 / 2f64.powi(64);
-    assert_eq!(f.collision_probability(o.states), expected, "TLC's optimistic estimate");
+    assert_eq!(f.collision_probability(), expected, "TLC's optimistic estimate");
     // A fingerprint, 8 bytes in a table between half and three quarters full, and the newest parents and
     // steps not yet written out (6 bytes a state, 48 KiB at most): far less than a state.
-    let bytes = f.bytes_per_state(o.states);
+    let bytes = f.bytes_per_state();
     let most = 16.0 + (64 << 10) as f64 / o.states as f64;
     assert!(
         o.states > 1024 && (32.0 / 3.0..most).contains(&bytes),
@@ -195,4 +196,18 @@ fn the_seen_set_reports_what_tlc_reports() {
         run(w.config, Search::StaterightBfs, limits(1)).fingerprints.is_none(),
         "stateright's does not say"
     );
+}
+
+/// A search stopped at a violation mid-level has merged successors of the next level that it never
+/// judged: its seen set's ratios are over the fingerprints it holds, not the states judged, which
+/// would make each state look dearer than it is.
+#[test]
+fn a_stop_mid_level_reports_the_seen_set_over_the_fingerprints_it_holds() {
+    let w = &worlds(Scope::Small, Flaws::NONE.with(Flaw::StaleDeleteRv))[0];
+    let o = run(w.config, Search::Bfs, Limits { stop_at_violation: true, ..limits(2) });
+    let f = o.fingerprints.expect("listwatch's search reports its seen set");
+    assert!(!o.complete && o.states > 0);
+    assert!(f.held > o.states, "{} held for {} judged", f.held, o.states);
+    assert_eq!(f.bytes_per_state(), f.seen_bytes as f64 / f.held as f64);
+    assert_eq!(f.trace_bytes_per_state(), f.trace_bytes as f64 / f.held as f64);
 }
