@@ -20,6 +20,27 @@ fn a_time_limit_stops_the_check_with_a_partial_report() {
 }
 
 #[test]
+fn a_world_too_large_for_the_time_limit_leaves_the_others_their_share() {
+    // The large scope's first world takes hours; before the time was shared, it took all of it and the
+    // nine worlds after it were not run.
+    let out = listwatch().args(["check", "--scope", "large", "--time-limit", "10"]).output().expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    let line = |world: &str| {
+        let line = stdout.lines().find(|l| l.trim_start().starts_with(world));
+        line.unwrap_or_else(|| panic!("no line for {world}: {stdout}"))
+    };
+    assert!(line("list-watch ").contains("INCOMPLETE (stopped by the --time-limit)"), "{stdout}");
+    for small in ["client-manager ", "lease-revoke ", "slow-consumer ", "failing-server "] {
+        let line = line(small);
+        assert!(
+            line.contains("states, depth") && !line.contains("INCOMPLETE") && !line.contains("NOT RUN"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
 fn sigint_stops_a_running_check_and_prints_the_partial_report() {
     let child = listwatch()
         .args(["check", "--scope", "large"])

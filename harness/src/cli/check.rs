@@ -46,10 +46,11 @@ flaws (--flaw, repeatable):
   fixed-retry-period, wait-ends-unanswered, leak-watch-on-error, untold-failures,
   partial-revision-served
 
---time-limit is for the whole command, all worlds together. A run stopped by --max-states, --time-limit,
---memory-limit, SIGINT or SIGTERM prints what it found so far, marked incomplete, and exits 2; a second
-SIGINT ends the process at once. Progress goes to stderr: a live line on a terminal, a plain line every
-five seconds otherwise.
+--time-limit is for the whole command, all worlds together: each world is first given an equal share of
+the time left, then the worlds their share cut are checked again from their start with what the others
+left over. A run stopped by --max-states, --time-limit, --memory-limit, SIGINT or SIGTERM prints what it
+found so far, marked incomplete, and exits 2; a second SIGINT ends the process at once. Progress goes to
+stderr: a live line on a terminal, a plain line every five seconds otherwise.
 
 exit status: 0 every property holds and every witness is reached, 1 a property is violated (its
 shortest trace is printed), 2 bad arguments or a limit hit, 3 every property holds but a witness was not
@@ -423,24 +424,56 @@ fn default_memory_limit() -> Option<u64> {
     Some(kib * 1024 / 4 * 3)
 }
 
-/// Check `worlds` one after the other within one deadline: a world the deadline or a signal leaves no
-/// time for is reported as not run.
+/// Check `worlds` one after the other within one deadline, in two rounds. In the first each world is
+/// given an equal share of the time left (the deadline over the worlds not yet run), so that a world
+/// too large for the deadline cannot leave the others unchecked; what a world does not use passes to
+/// the next. In the second, the worlds that their share cut are checked again from their start, each
+/// with an equal share of what is left, where that is more than they had; a world whose second run
+/// gets no further keeps the first's outcome. A world the deadline or a signal leaves no time for is
+/// reported as not run.
 fn check_worlds(worlds: &[World], search: Search, limits: Limits) -> Vec<Outcome> {
-    let started = Instant::now();
-    worlds
-        .iter()
-        .map(|w| {
-            let left = limits.time_limit.saturating_sub(started.elapsed());
-            if interrupted().load(Ordering::Relaxed) {
-                return Outcome::not_run(Cut::Interrupted);
-            }
-            if left.is_zero() {
-                return Outcome::not_run(Cut::TimeLimit);
-            }
-            let model = CheckModel::new(w.config);
-            run_labelled(model, search, Limits { time_limit: left, ..limits }, w.name)
-        })
-        .collect()
+    let deadline = Instant::now() + limits.time_limit;
+    let check = |w: &World, share: Duration| {
+        let model = CheckModel::new(w.config);
+        run_labelled(model, search, Limits { time_limit: share, ..limits }, w.name)
+    };
+    let mut outcomes: Vec<Outcome> = Vec::with_capacity(worlds.len());
+    for (i, w) in worlds.iter().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        outcomes.push(match not_run(left) {
+            Some(cut) => Outcome::not_run(cut),
+            None => check(w, left / share_count(worlds.len() - i)),
+        });
+    }
+    let cut: Vec<usize> = (0..worlds.len()).filter(|&i| outcomes[i].cut == Some(Cut::TimeLimit)).collect();
+    for (n, &i) in cut.iter().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let share = left / share_count(cut.len() - n);
+        if not_run(left).is_some() || share.as_secs_f64() <= outcomes[i].seconds {
+            continue;
+        }
+        let again = check(&worlds[i], share);
+        if again.complete || again.states > outcomes[i].states {
+            outcomes[i] = again;
+        }
+    }
+    outcomes
+}
+
+/// Why a world cannot be started with `left` of the deadline: a signal, or no time.
+fn not_run(left: Duration) -> Option<Cut> {
+    if interrupted().load(Ordering::Relaxed) {
+        Some(Cut::Interrupted)
+    } else if left.is_zero() {
+        Some(Cut::TimeLimit)
+    } else {
+        None
+    }
+}
+
+/// `n` worlds as a divisor of the time left.
+fn share_count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX).max(1)
 }
 
 /// The properties whose witness no outcome reached.
