@@ -18,18 +18,17 @@
 mod frontier;
 mod seen;
 mod steps;
+mod underway;
 
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use listwatch_model::Action;
 use listwatch_properties::{violation, witnessed, Property, Viewed, Violation};
-use rayon::prelude::*;
 
 use crate::check_model::{resident_bytes, CheckModel, CheckState, Checkable};
-use frontier::{Frontier, States};
-use seen::FingerprintSet;
 use steps::Steps;
+pub use underway::Underway;
 
 /// How a state's fingerprint is taken: 64 bits of foldhash's quality hasher with a fixed seed, so that
 /// a run is the same on every run. Two different states with one fingerprint would make the second
@@ -173,6 +172,8 @@ struct Chunk {
     /// it is new: keeping every successor until its window is merged costs more in memory traffic than
     /// the second step costs.
     successors: Vec<(u64, u32, Action, u16)>,
+    /// Whether every state of the chunk was judged and expanded: a stop leaves a chunk unfinished.
+    done: bool,
 }
 
 /// The settings of one search.
@@ -243,26 +244,17 @@ fn step<C: Checkable>(state: &mut CheckState<C>, action: Action, symmetry: bool)
     }
 }
 
-/// Search `model` breadth-first. `stop` ends it early (a deadline, a signal, a memory limit): what was
-/// judged so far is reported.
+/// Search `model` breadth-first to its end. `stop` ends it early (a deadline, a signal, a memory
+/// limit): what was judged so far is reported.
 pub fn search<C: Checkable>(
     model: &CheckModel<C>,
     settings: Settings,
     stop: &AtomicBool,
     progress: &Progress,
 ) -> Found {
-    // Done however the search ends, a panic included: the watch waits for this flag, and would wait
-    // forever for a thread that has died.
-    let _done = MarkDone(&progress.done);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(settings.threads.max(1))
-        .thread_name(|i| format!("bfs-{i}"))
-        .build();
-    match pool {
-        Ok(pool) => pool.install(|| search_in_pool(model, settings, stop, progress)),
-        // No threads could be made: search on this one.
-        Err(_) => search_in_pool(model, settings, stop, progress),
-    }
+    let mut search = Underway::new(model, settings);
+    search.go(stop, progress);
+    search.found(model)
 }
 
 /// Sets the search's done flag when dropped, also while a panic unwinds.
@@ -271,253 +263,6 @@ struct MarkDone<'a>(&'a AtomicBool);
 impl Drop for MarkDone<'_> {
     fn drop(&mut self) {
         self.0.store(true, Ordering::Release);
-    }
-}
-
-fn search_in_pool<C: Checkable>(
-    model: &CheckModel<C>,
-    settings: Settings,
-    stop: &AtomicBool,
-    progress: &Progress,
-) -> Found {
-    let symmetry = settings.symmetry && model.initial_state().sys.servers_symmetric();
-    let mut init = model.initial_state();
-    if symmetry {
-        init.sys.canonicalize_servers();
-    }
-    let mut visited = FingerprintSet::new(settings.memory_limit_bytes.map_or(u64::MAX, |m| m / SEEN_SHARE));
-    let mut parents = Steps::new();
-    // The first fingerprint always fits.
-    let _ = visited.insert_within(fingerprint(&init), |_| true);
-    parents.push(ROOT, 0);
-
-    let mut first_violation: Vec<Option<(u32, Violation)>> = vec![None; Property::COUNT];
-    let mut witnessed_at: [Option<usize>; Property::COUNT] = [None; Property::COUNT];
-    // The level being judged and expanded, and each state's number; `None` only for a state a stop
-    // left unmade. The next level is made into `spare`, so that the two buffers are reused level after
-    // level instead of fresh pages being asked of the kernel (and zeroed by it) for every level.
-    let mut level = Frontier::new(init);
-    let mut spare: States<C> = Vec::new();
-    // The bytes a made state took in the last level made, to tell whether the next one fits.
-    let mut state_bytes: Option<u64> = None;
-    let (mut kept_from, mut kept_levels) = (None, 0);
-    let mut ids: Vec<u32> = vec![0];
-    // Whether the seen set reached its budget, or the merge the memory limit: the level merged so far is
-    // judged, and nothing is expanded.
-    let mut seen_full = false;
-    let mut new_ids: Vec<u32> = Vec::new();
-    let mut depth = 0;
-    // The states judged, where the search ended in a level whose successors it had begun to merge.
-    let mut judged: Option<usize> = None;
-    let mut hit_max_states = false;
-    let mut out_of_memory = false;
-    // The initial state counts as generated, as in TLC.
-    let mut generated = 1;
-    let threads = rayon::current_num_threads();
-
-    while !level.is_empty() {
-        depth += 1;
-        progress.depth.store(depth, Ordering::Relaxed);
-        // Whether the level's states are expanded: their actions listed and counted as generated.
-        let expand = !hit_max_states && !seen_full;
-        let len = level.len();
-        let chunk_len = (len / (threads * 8)).clamp(16, 4096);
-        let chunk_count = len.div_ceil(chunk_len);
-        let window = (settings.window_states / chunk_len).clamp(1, threads * WINDOW_CHUNKS);
-        // The states of the levels judged: what a search that ends in this level reports, the next
-        // level's states merged so far left out.
-        let first = parents.len() as u32;
-        let mut new: Vec<(u32, Action)> = Vec::new();
-        new_ids.clear();
-        let mut merged = 0usize;
-        let mut stopped = false;
-        // The level a window of chunks at a time: made and expanded on every thread, then its new
-        // successors merged, so that the successors held wait for the merge a window's worth, not a
-        // level's. A successor already merged from an earlier window is found seen while its chunk is
-        // expanded instead of at the merge: the same states, in the same order.
-        for start in (0..chunk_count).step_by(window) {
-            let want_violation: [bool; Property::COUNT] =
-                std::array::from_fn(|i| first_violation[i].is_none());
-            let want_witness: [bool; Property::COUNT] = std::array::from_fn(|i| witnessed_at[i].is_none());
-            // Successors are made only while the merge takes them; once the seen set is full or the
-            // states are at their most, the rest of the level is judged and its actions counted.
-            let make = expand && !hit_max_states && !seen_full;
-            let visited_now = &visited;
-            let level_now = &level;
-            let trace_now = &parents;
-            let chunks: Vec<Chunk> = (start..(start + window).min(chunk_count))
-                .into_par_iter()
-                .map(|n| {
-                    let range = n * chunk_len..((n + 1) * chunk_len).min(len);
-                    let capacity = if make { range.len() * 4 } else { 0 };
-                    let mut out = Chunk { successors: Vec::with_capacity(capacity), ..Chunk::default() };
-                    if stop.load(Ordering::Relaxed) {
-                        return out;
-                    }
-                    let states = level_now.states(range, trace_now, symmetry);
-                    let mut actions = Vec::new();
-                    let mut spare: Option<CheckState<C>> = None;
-                    for (i, state) in states.iter().enumerate() {
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let Some(state) = state else { continue };
-                        let place = n * chunk_len + i;
-                        judge(state, place, &want_violation, &want_witness, &mut out);
-                        if !expand || state.monitor.violation.is_some() {
-                            continue;
-                        }
-                        actions.clear();
-                        state.sys.actions(&mut actions);
-                        out.generated += actions.len() as u64;
-                        if !make {
-                            continue;
-                        }
-                        for (k, &action) in actions.iter().enumerate() {
-                            let next = spare.get_or_insert_with(|| state.clone());
-                            successor_into(next, state, action, symmetry);
-                            let fp = fingerprint(next);
-                            if !visited_now.contains(fp) {
-                                let k = u16::try_from(k).expect("a state has fewer than 65,536 actions");
-                                out.successors.push((fp, place as u32, action, k));
-                            }
-                        }
-                    }
-                    out
-                })
-                .collect();
-
-            // The window's verdicts: per property, its first violation in BFS order.
-            for chunk in &chunks {
-                generated += chunk.generated;
-                for (i, w) in chunk.witnessed.iter().enumerate() {
-                    if *w && witnessed_at[i].is_none() {
-                        // The initial state is level 1 and zero steps from itself.
-                        witnessed_at[i] = Some(depth - 1);
-                    }
-                }
-                for (place, property, v) in &chunk.violations {
-                    let slot = &mut first_violation[*property as usize];
-                    if slot.is_none() {
-                        *slot = Some((ids[*place], v.clone()));
-                    }
-                }
-            }
-            if stop.load(Ordering::Relaxed) {
-                stopped = true;
-                break;
-            }
-            if !make {
-                continue;
-            }
-
-            // The window's new successors, in order, each state once. The merge is one thread's, so it
-            // watches the memory itself, as the making does: the seen set grows only where the process
-            // has room for its larger table beside the old one, and past the limit the level is merged
-            // no further.
-            let limit = settings.memory_limit_bytes;
-            let room = |bytes: u64| !over(limit.map(|l| l.saturating_sub(bytes)));
-            'merge: for chunk in &chunks {
-                for &(fp, place, action, k) in &chunk.successors {
-                    merged += 1;
-                    if merged.is_multiple_of(MERGE_MEMORY_EVERY) && over(limit) {
-                        seen_full = true;
-                        out_of_memory = true;
-                        break 'merge;
-                    }
-                    match visited.insert_within(fp, room) {
-                        Ok(false) => {}
-                        Ok(true) => {
-                            let id = parents.len() as u32;
-                            parents.push(ids[place as usize], k);
-                            new.push((place, action));
-                            new_ids.push(id);
-                            if parents.len() >= settings.max_states {
-                                hit_max_states = true;
-                                break 'merge;
-                            }
-                        }
-                        Err(seen::Full) => {
-                            seen_full = true;
-                            out_of_memory = true;
-                            break 'merge;
-                        }
-                    }
-                }
-            }
-            progress.states.store(parents.len(), Ordering::Relaxed);
-        }
-        if stopped || (settings.stop_at_violation && first_violation.iter().any(Option::is_some)) {
-            judged = Some(first as usize);
-            break;
-        }
-        let limit = settings.memory_limit_bytes;
-        let width = new.len();
-        level.push(new, first);
-        // Made, in order, where it fits: the level's vector takes its whole size as it is filled, and
-        // each state what the last level made took a state; otherwise, or once the making finds the
-        // memory full, left to be remade from the initial state when judged. A stop leaves the level unfinished, and the search ends with it.
-        let vector = (width * std::mem::size_of::<Option<CheckState<C>>>()) as u64;
-        let need = vector + state_bytes.unwrap_or(0) * width as u64;
-        let before = resident_bytes();
-        let wanted = width <= settings.made_states;
-        let fits = !over(limit.map(|l| l.saturating_sub(need)));
-        if wanted && fits && level.make(&mut spare, &parents, symmetry, stop, &|| over(limit)) {
-            if let (Some(before), Some(after)) = (before, resident_bytes()) {
-                state_bytes = Some(after.saturating_sub(before).saturating_sub(vector) / width.max(1) as u64);
-            }
-        } else {
-            level.release_steps();
-            if wanted {
-                // Short of memory: the level made before goes too, and levels are made again from the
-                // initial state.
-                level.drop_made();
-            }
-            kept_from.get_or_insert(depth + 1);
-            kept_levels = kept_levels.max(level.kept());
-            if over(limit) {
-                // Not even the steps fit.
-                out_of_memory = true;
-                break;
-            }
-        }
-        std::mem::swap(&mut ids, &mut new_ids);
-    }
-
-    let states = judged.unwrap_or(parents.len());
-    let fingerprints = Fingerprints {
-        generated,
-        held: parents.len(),
-        seen_bytes: visited.bytes() + parents.memory_bytes(),
-        trace_bytes: parents.disk_bytes(),
-        kept_from,
-        kept_levels,
-        steps_bytes: level.steps_bytes(),
-    };
-    let violations = first_violation
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| {
-            v.map(|(id, found)| {
-                let steps = path(model, &parents, id, symmetry);
-                if !symmetry {
-                    return (steps, found);
-                }
-                let (steps, end) = realize(model, &steps);
-                // The same violation, now in the names of the real run.
-                let found = violation(Property::ALL[i], &end.sys, &end.monitor).unwrap_or(found);
-                (steps, found)
-            })
-        })
-        .collect();
-    Found {
-        states,
-        depth,
-        violations,
-        witnessed: witnessed_at.to_vec(),
-        hit_max_states,
-        out_of_memory,
-        fingerprints,
     }
 }
 

@@ -170,11 +170,11 @@ pub fn run_labelled<C: Checkable>(
     limits: Limits,
     label: &str,
 ) -> Outcome {
-    let started = Instant::now();
-    let watch = Watch { stop: Arc::clone(&model.stop), limits, label, started };
     if search == Search::Bfs {
-        return run_bfs(&model, limits, &watch);
+        return run_resumable(model, limits, label).0;
     }
+    let started = Instant::now();
+    let watch = Watch { stop: Arc::clone(&model.stop), limits, label, started, spent: Duration::ZERO };
     let builder = model
         .checker()
         // One thread: BFS then yields the shortest counterexample, and the same one on every run.
@@ -199,9 +199,34 @@ fn finish_stateright<C: Checkable>(checker: impl Checker<CheckModel<C>>, watch: 
     summarize(checker, watch.started, watch.limits, cut)
 }
 
-/// The breadth-first search of [`crate::bfs`] on its own thread, watched from this one.
-fn run_bfs<C: Checkable>(model: &CheckModel<C>, limits: Limits, watch: &Watch<'_>) -> Outcome {
-    let progress = crate::bfs::Progress::default();
+/// A world's breadth-first search that its time limit cut, put aside to be taken up again where it
+/// stopped ([`crate::bfs::Underway`]): taken up, it goes on to the same result as a run never cut.
+#[derive(Debug)]
+pub struct Paused<C: Checkable = listwatch_model::ModelClient> {
+    model: CheckModel<C>,
+    search: crate::bfs::Underway<C>,
+    limits: Limits,
+    /// The time already spent on it.
+    spent: Duration,
+}
+
+impl<C: Checkable> Paused<C> {
+    /// Search on for at most `time_limit`: the outcome so far, and the search again if the time limit
+    /// cut it once more.
+    pub fn resume(self, time_limit: Duration, label: &str) -> (Outcome, Option<Paused<C>>) {
+        let limits = Limits { time_limit, ..self.limits };
+        go_bfs(Paused { limits, ..self }, label)
+    }
+}
+
+/// [`run_labelled`] with listwatch's breadth-first search, which a time limit puts aside instead of
+/// ending: the outcome so far, and the search if the time limit cut it (a signal or a memory limit
+/// ends it).
+pub fn run_resumable<C: Checkable>(
+    model: CheckModel<C>,
+    limits: Limits,
+    label: &str,
+) -> (Outcome, Option<Paused<C>>) {
     let settings = crate::bfs::Settings {
         threads: limits.threads,
         max_states: limits.max_states,
@@ -211,16 +236,34 @@ fn run_bfs<C: Checkable>(model: &CheckModel<C>, limits: Limits, watch: &Watch<'_
         made_states: limits.made_states,
         window_states: limits.window_states,
     };
-    let (found, cut) = std::thread::scope(|scope| {
-        let searching = scope.spawn(|| crate::bfs::search(model, settings, &watch.stop, &progress));
+    let search = crate::bfs::Underway::new(&model, settings);
+    go_bfs(Paused { model, search, limits, spent: Duration::ZERO }, label)
+}
+
+/// The breadth-first search of [`crate::bfs`] on its own thread, watched from this one.
+fn go_bfs<C: Checkable>(mut paused: Paused<C>, label: &str) -> (Outcome, Option<Paused<C>>) {
+    let progress = crate::bfs::Progress::default();
+    let limits = paused.limits;
+    let watch = Watch {
+        stop: Arc::clone(&paused.model.stop),
+        limits,
+        label,
+        started: Instant::now(),
+        spent: paused.spent,
+    };
+    let search = &mut paused.search;
+    let (ended, cut) = std::thread::scope(|scope| {
+        let searching = scope.spawn(|| search.go(&watch.stop, &progress));
         let cut = watch.wait(&progress);
         (searching.join(), cut)
     });
     watch.stop.store(false, Ordering::Relaxed);
-    let found = match found {
-        Ok(found) => found,
+    let ended = match ended {
+        Ok(ended) => ended,
         Err(panic) => std::panic::resume_unwind(panic),
     };
+    paused.spent += watch.started.elapsed();
+    let found = paused.search.found(&paused.model);
     let verdicts: Vec<Verdict> = Property::ALL
         .into_iter()
         .map(|property| Verdict {
@@ -230,19 +273,23 @@ fn run_bfs<C: Checkable>(model: &CheckModel<C>, limits: Limits, watch: &Watch<'_
         })
         .collect();
     let any_violation = verdicts.iter().any(|v| v.counterexample.is_some());
+    // A search that ended before the watch's stop reached it was not cut.
     let cut = cut
+        .filter(|_| !ended)
         .or_else(|| found.out_of_memory.then_some(Cut::MemoryLimit))
         .or_else(|| found.hit_max_states.then_some(Cut::MaxStates))
         .or_else(|| (limits.stop_at_violation && any_violation).then_some(Cut::FirstViolation));
-    Outcome {
+    let outcome = Outcome {
         states: found.states,
         depth: found.depth,
-        seconds: watch.started.elapsed().as_secs_f64(),
+        seconds: paused.spent.as_secs_f64(),
         complete: cut.is_none(),
         cut,
         verdicts,
         fingerprints: Some(found.fingerprints),
-    }
+    };
+    let again = (!ended && cut == Some(Cut::TimeLimit)).then_some(paused);
+    (outcome, again)
 }
 
 /// A run in progress, as the watch sees it.
@@ -292,6 +339,8 @@ struct Watch<'a> {
     limits: Limits,
     label: &'a str,
     started: Instant,
+    /// The time spent on the run before this part of it, which the progress line counts.
+    spent: Duration,
 }
 
 impl Watch<'_> {
@@ -320,7 +369,7 @@ impl Watch<'_> {
                     self.stop.store(true, Ordering::Relaxed);
                 }
             }
-            let elapsed = self.started.elapsed();
+            let elapsed = self.spent + self.started.elapsed();
             let states = run.states();
             let line = format!(
                 "{states} states, {:.0} states/s, depth {}",

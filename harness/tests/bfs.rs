@@ -211,3 +211,52 @@ fn a_stop_mid_level_reports_the_seen_set_over_the_fingerprints_it_holds() {
     assert_eq!(f.bytes_per_state(), f.seen_bytes as f64 / f.held as f64);
     assert_eq!(f.trace_bytes_per_state(), f.trace_bytes as f64 / f.held as f64);
 }
+
+/// A search put aside by its time limit and taken up again, over and over (a tenth of a second at a
+/// time, so that it stops in the middle of levels and of their making), ends in the same states,
+/// generated successors, verdicts, witnesses and counterexamples, step for step, as one never stopped:
+/// correct and with a flaw, with levels made and with levels kept as steps. Half a minute in release:
+/// `.ci/run` runs it there.
+#[test]
+#[ignore = "half a minute in release: .ci/run runs it there"]
+fn a_search_put_aside_and_taken_up_again_gives_the_same_search() {
+    use listwatch_harness::checker::{run_resumable, CheckModel};
+    use std::time::Duration;
+    let tenth = Duration::from_millis(100);
+    let (mut pauses, mut counterexamples) = (0, 0);
+    for flaws in [Flaws::NONE, Flaws::NONE.with(Flaw::StaleDeleteRv)] {
+        for w in worlds(Scope::Default, flaws) {
+            if !["slow-etcd-watcher", "paginated-relist"].contains(&w.name) {
+                continue;
+            }
+            // Levels kept as steps, made again as they are judged, without the flaw.
+            let kept = if flaws == Flaws::NONE { &[usize::MAX, 5_000][..] } else { &[usize::MAX] };
+            for &made_states in kept {
+                let whole = Limits { made_states, ..limits(2) };
+                let once = run(w.config, Search::Bfs, whole);
+                let name = format!("{} with {flaws:?}, made_states {made_states}", w.name);
+                let (mut outcome, mut paused) =
+                    run_resumable(CheckModel::new(w.config), Limits { time_limit: tenth, ..whole }, w.name);
+                let mut times = 0;
+                while let Some(search) = paused {
+                    assert!(!outcome.complete, "{name}: a search put aside is not complete");
+                    times += 1;
+                    (outcome, paused) = search.resume(tenth, w.name);
+                }
+                assert!(once.complete && outcome.complete, "{name}: both explore it all");
+                assert!(times > 0, "{name}: put aside at least once ({} s)", once.seconds);
+                assert_eq!(exact(&outcome), exact(&once), "{name}: put aside {times} times");
+                let (a, b) = (outcome.fingerprints.expect("ours"), once.fingerprints.expect("ours"));
+                assert_eq!(
+                    (a.held, a.kept_from, a.kept_levels),
+                    (b.held, b.kept_from, b.kept_levels),
+                    "{name}"
+                );
+                pauses += times;
+                counterexamples += outcome.violated().count();
+            }
+        }
+    }
+    assert!(pauses >= 12, "the searches were put aside {pauses} times");
+    assert!(counterexamples > 0, "the flaw's counterexamples are compared");
+}

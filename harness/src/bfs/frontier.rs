@@ -22,6 +22,15 @@ use crate::check_model::{CheckState, Checkable};
 /// A level's states, `None` for a state a stop left unmade.
 pub type States<C> = Vec<Option<CheckState<C>>>;
 
+/// What became of the making of a level.
+pub enum Making {
+    Done,
+    /// The memory filled: the level is left unmade, to be made again when judged.
+    GivenUp,
+    /// A stop cut it short: the frontier is as it was before.
+    Stopped,
+}
+
 pub struct Frontier<C: Checkable> {
     /// The initial state, level 0.
     root: States<C>,
@@ -159,9 +168,9 @@ impl<C: Checkable> Frontier<C> {
     }
 
     /// Make the current level's states, on every thread, into `spare` (a buffer reused level after
-    /// level); they replace the level made before. A state is left unmade once `stop` is set. `full` is
-    /// asked every [`MEMORY_EVERY`] states: once it says so, the making is given up, the level stays
-    /// unmade, and `false` is returned.
+    /// level); they replace the level made before. `full` is asked every [`MEMORY_EVERY`] states: once
+    /// it says so, the making is given up and the level stays unmade. Once `stop` is set the making is
+    /// cut short, and the frontier left as it was, to be made again.
     pub fn make(
         &mut self,
         spare: &mut States<C>,
@@ -169,10 +178,10 @@ impl<C: Checkable> Frontier<C> {
         symmetry: bool,
         stop: &AtomicBool,
         full: &(dyn Fn() -> bool + Sync),
-    ) -> bool {
+    ) -> Making {
         let at = self.current();
         if at == 0 || self.kept() == 0 {
-            return true;
+            return Making::Done;
         }
         let given_up = AtomicBool::new(false);
         let check = |i: usize| {
@@ -215,10 +224,14 @@ impl<C: Checkable> Frontier<C> {
             spare.clear();
             spare.extend(parts.into_iter().flatten());
         }
+        if stop.load(Ordering::Relaxed) {
+            drop_states(std::mem::take(spare));
+            return Making::Stopped;
+        }
         self.newest = None;
         if given_up.into_inner() {
             drop_states(std::mem::take(spare));
-            return false;
+            return Making::GivenUp;
         }
         let old = self.made.replace((at, std::mem::take(spare)));
         if let Some((_, mut states)) = old {
@@ -226,7 +239,7 @@ impl<C: Checkable> Frontier<C> {
             states.par_drain(..).for_each(drop);
             *spare = states;
         }
-        true
+        Making::Done
     }
 }
 

@@ -11,7 +11,10 @@ use listwatch_properties::Property;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use crate::checker::{interrupted, run_labelled, CheckModel, Cut, Limits, Outcome, Search};
+use crate::checker::{
+    interrupted, resident_bytes, run_labelled, run_resumable, CheckModel, Cut, Limits, Outcome, Paused,
+    Search,
+};
 use crate::report::{self, Run};
 use crate::scope::{worlds, Scope, World, WORLD_NAMES};
 
@@ -47,10 +50,12 @@ flaws (--flaw, repeatable):
   partial-revision-served
 
 --time-limit is for the whole command, all worlds together: each world is first given an equal share of
-the time left, then the worlds their share cut are checked again from their start with what the others
-left over. A run stopped by --max-states, --time-limit, --memory-limit, SIGINT or SIGTERM prints what it
-found so far, marked incomplete, and exits 2; a second SIGINT ends the process at once. Progress goes to
-stderr: a live line on a terminal, a plain line every five seconds otherwise.
+the time left, then the worlds their share cut are taken up again where they stopped with what the
+others left over (checked again from their start where one held half the memory limit, which it gives
+back, or with --checker dfs or stateright-bfs). A run stopped by --max-states, --time-limit,
+--memory-limit, SIGINT or SIGTERM prints what it found so far, marked incomplete, and exits 2; a second
+SIGINT ends the process at once. Progress goes to stderr: a live line on a terminal, a plain line every
+five seconds otherwise.
 
 exit status: 0 every property holds and every witness is reached, 1 a property is violated (its
 shortest trace is printed), 2 bad arguments or a limit hit, 3 every property holds but a witness was not
@@ -427,37 +432,54 @@ fn default_memory_limit() -> Option<u64> {
 /// Check `worlds` one after the other within one deadline, in two rounds. In the first each world is
 /// given an equal share of the time left (the deadline over the worlds not yet run), so that a world
 /// too large for the deadline cannot leave the others unchecked; what a world does not use passes to
-/// the next. In the second, the worlds that their share cut are checked again from their start, each
-/// with an equal share of what is left, where that is more than they had; a world whose second run
-/// gets no further keeps the first's outcome. A world the deadline or a signal leaves no time for is
-/// reported as not run.
+/// the next. In the second, the worlds that their share cut are taken up again, each with an equal
+/// share of what is left: listwatch's breadth-first search where it stopped ([`Paused`]), unless it held
+/// more than half the memory limit, which it gives back for the worlds after it; another search from
+/// its start, where that is given more time than it had, and keeping the first's outcome unless it gets
+/// further. A world the deadline or a signal leaves no time for is reported as not run.
 fn check_worlds(worlds: &[World], search: Search, limits: Limits) -> Vec<Outcome> {
     let deadline = Instant::now() + limits.time_limit;
-    let check = |w: &World, share: Duration| {
-        let model = CheckModel::new(w.config);
-        run_labelled(model, search, Limits { time_limit: share, ..limits }, w.name)
-    };
+    let share_of = |share: Duration| Limits { time_limit: share, ..limits };
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(worlds.len());
+    let mut paused: Vec<Option<Paused>> = Vec::with_capacity(worlds.len());
     for (i, w) in worlds.iter().enumerate() {
         let left = deadline.saturating_duration_since(Instant::now());
-        outcomes.push(match not_run(left) {
-            Some(cut) => Outcome::not_run(cut),
-            None => check(w, left / share_count(worlds.len() - i)),
-        });
+        let (outcome, put_aside) = match not_run(left) {
+            Some(cut) => (Outcome::not_run(cut), None),
+            None if search == Search::Bfs => {
+                let share = share_of(left / share_count(worlds.len() - i));
+                run_resumable(CheckModel::new(w.config), share, w.name)
+            }
+            None => (run_labelled(CheckModel::new(w.config), search, share_of(left), w.name), None),
+        };
+        outcomes.push(outcome);
+        paused.push(put_aside.filter(|_| !holds_half(limits.memory_limit_bytes)));
     }
     let cut: Vec<usize> = (0..worlds.len()).filter(|&i| outcomes[i].cut == Some(Cut::TimeLimit)).collect();
     for (n, &i) in cut.iter().enumerate() {
         let left = deadline.saturating_duration_since(Instant::now());
         let share = left / share_count(cut.len() - n);
-        if not_run(left).is_some() || share.as_secs_f64() <= outcomes[i].seconds {
+        if not_run(left).is_some() {
             continue;
         }
-        let again = check(&worlds[i], share);
+        if let Some(search) = paused[i].take() {
+            outcomes[i] = search.resume(share, worlds[i].name).0;
+            continue;
+        }
+        if share.as_secs_f64() <= outcomes[i].seconds {
+            continue;
+        }
+        let again = run_labelled(CheckModel::new(worlds[i].config), search, share_of(share), worlds[i].name);
         if again.complete || again.states > outcomes[i].states {
             outcomes[i] = again;
         }
     }
     outcomes
+}
+
+/// Whether the process holds half of `limit` or more.
+fn holds_half(limit: Option<u64>) -> bool {
+    limit.zip(resident_bytes()).is_some_and(|(limit, rss)| rss >= limit / 2)
 }
 
 /// Why a world cannot be started with `left` of the deadline: a signal, or no time.
