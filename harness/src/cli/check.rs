@@ -444,13 +444,11 @@ fn check_worlds(worlds: &[World], search: Search, limits: Limits) -> Vec<Outcome
     let mut paused: Vec<Option<Paused>> = Vec::with_capacity(worlds.len());
     for (i, w) in worlds.iter().enumerate() {
         let left = deadline.saturating_duration_since(Instant::now());
+        let share = share_of(left / share_count(worlds.len() - i));
         let (outcome, put_aside) = match not_run(left) {
             Some(cut) => (Outcome::not_run(cut), None),
-            None if search == Search::Bfs => {
-                let share = share_of(left / share_count(worlds.len() - i));
-                run_resumable(CheckModel::new(w.config), share, w.name)
-            }
-            None => (run_labelled(CheckModel::new(w.config), search, share_of(left), w.name), None),
+            None if search == Search::Bfs => run_resumable(CheckModel::new(w.config), share, w.name),
+            None => (run_labelled(CheckModel::new(w.config), search, share, w.name), None),
         };
         outcomes.push(outcome);
         paused.push(put_aside.filter(|_| !holds_half(limits.memory_limit_bytes)));
@@ -462,8 +460,8 @@ fn check_worlds(worlds: &[World], search: Search, limits: Limits) -> Vec<Outcome
         if not_run(left).is_some() {
             continue;
         }
-        if let Some(search) = paused[i].take() {
-            outcomes[i] = search.resume(share, worlds[i].name).0;
+        if let Some(put_aside) = paused[i].take() {
+            outcomes[i] = put_aside.resume(share, worlds[i].name).0;
             continue;
         }
         if share.as_secs_f64() <= outcomes[i].seconds {
