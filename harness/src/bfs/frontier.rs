@@ -19,7 +19,9 @@ use super::steps::Steps;
 use super::{successor, MEMORY_EVERY};
 use crate::check_model::{CheckState, Checkable};
 
-/// A level's states, `None` for a state a stop left unmade.
+/// A level's states. `None` marks a state left unmade by a making that a stop or the memory limit cut
+/// short; such a making is thrown away whole ([`Making::Stopped`], [`Making::GivenUp`]), so a level kept
+/// has every state.
 pub type States<C> = Vec<Option<CheckState<C>>>;
 
 /// What became of the making of a level.
