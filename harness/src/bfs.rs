@@ -95,7 +95,8 @@ pub struct Progress {
 /// What a search found.
 #[derive(Debug)]
 pub struct Found {
-    /// Unique states judged.
+    /// Unique states judged; for a search a stop put aside, the states found through the level it
+    /// stopped in, of whose states [`Left`] says how many were judged.
     pub states: usize,
     /// Steps from the initial state to the deepest state judged (the initial state's depth is 1, as in
     /// stateright).
@@ -111,6 +112,62 @@ pub struct Found {
     pub out_of_memory: bool,
     /// What the seen set cost and risked.
     pub fingerprints: Fingerprints,
+    /// Where a search that a stop put aside stopped: `None` once it has ended.
+    pub left: Option<Left>,
+}
+
+/// How far a search that a stop put aside got into the level it was in, and what it left: the rest of
+/// that level, the states of the next level its judged states have not reached yet, and every level
+/// past it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Left {
+    /// The level it stopped in (the initial state's is 1).
+    pub depth: usize,
+    /// That level's states.
+    pub level_states: usize,
+    /// Of those, the states judged and expanded.
+    pub level_judged: usize,
+    /// The states of the next level found so far, by the states expanded.
+    pub next_found: usize,
+}
+
+impl Left {
+    /// One line for a report: where the search stopped and what it left.
+    pub fn describe(self) -> String {
+        let Left { depth, level_states, level_judged, next_found } = self;
+        let next = depth + 1;
+        if level_judged < level_states {
+            format!(
+                "stopped in depth {depth}: {level_judged} of its {level_states} states judged, {next_found} \
+                 states of depth {next} found so far; the deeper levels not reached"
+            )
+        } else {
+            format!(
+                "stopped after depth {depth}, all {level_states} of its states judged: the {next_found} \
+                 states of depth {next} found, not yet judged; the deeper levels not reached"
+            )
+        }
+    }
+
+    /// As `check --json` writes it.
+    pub fn json(self) -> String {
+        let Left { depth, level_states, level_judged, next_found } = self;
+        format!(
+            "{{\"depth\":{depth},\"level_states\":{level_states},\"level_judged\":{level_judged},\
+             \"next_found\":{next_found}}}"
+        )
+    }
+
+    /// Read back from `check --json`: `None` unless every field is there.
+    pub fn from_json(v: &serde_json::Value) -> Option<Left> {
+        let field = |name: &str| v.get(name).and_then(serde_json::Value::as_u64).map(|n| n as usize);
+        Some(Left {
+            depth: field("depth")?,
+            level_states: field("level_states")?,
+            level_judged: field("level_judged")?,
+            next_found: field("next_found")?,
+        })
+    }
 }
 
 /// The seen set of a search: fingerprints only, so two states with one fingerprint would make the

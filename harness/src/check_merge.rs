@@ -186,6 +186,9 @@ fn text(head: &Value, n: u64, worlds: &[(usize, Value)], verdicts: &[Verdict], c
             w["states"],
             w["depth"]
         );
+        if let Some(left) = crate::bfs::Left::from_json(&w["left"]) {
+            let _ = writeln!(out, "  {:<17} {}", "", left.describe());
+        }
     }
     let _ = writeln!(out, "\n  {:<31} {:<9} witness", "property", "verdict");
     for v in verdicts {
@@ -223,5 +226,34 @@ fn status(verdicts: &[Verdict], complete: bool) -> i32 {
         3
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bfs::Left;
+
+    #[test]
+    fn a_world_a_limit_stopped_says_where_after_the_merge_too() {
+        let left = Left { depth: 9, level_states: 258_725, level_judged: 4_096, next_found: 9_000 };
+        let json = format!(
+            "{{\"scope\":\"large\",\"flaws\":[],\"checker\":\"bfs\",\"worlds\":[{{\"world\":\"list-watch\",\
+             \"states\":115034,\"depth\":9,\"seconds\":1.0,\"complete\":false,\
+             \"stopped_by\":\"the --time-limit\",\"left\":{}}}],\"properties\":[]}}",
+            left.json()
+        );
+        let merged = merge(&[Shard { name: "shard-1.json".into(), json }]).expect("merges");
+        assert_eq!(merged.status, 2);
+        let lines: Vec<&str> = merged.text.lines().map(str::trim).collect();
+        let at = lines.iter().position(|l| l.starts_with("list-watch")).expect("the world's line");
+        assert_eq!(lines[at + 1], left.describe(), "{}", merged.text);
+        assert_eq!(
+            left.describe(),
+            "stopped in depth 9: 4096 of its 258725 states judged, 9000 states of depth 10 found so far; \
+             the deeper levels not reached"
+        );
+        let v: Value = serde_json::from_str(&merged.json).expect("JSON");
+        assert_eq!(Left::from_json(&v["worlds"][0]["left"]), Some(left));
     }
 }

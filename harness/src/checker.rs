@@ -128,6 +128,8 @@ pub struct Outcome {
     pub verdicts: Vec<Verdict>,
     /// The seen set's figures, for listwatch's own breadth-first search (stateright's do not say).
     pub fingerprints: Option<crate::bfs::Fingerprints>,
+    /// How far into its last level a breadth-first search that a limit stopped got, and what it left.
+    pub left: Option<crate::bfs::Left>,
 }
 
 impl Outcome {
@@ -145,6 +147,7 @@ impl Outcome {
             cut: Some(cut),
             verdicts,
             fingerprints: None,
+            left: None,
         }
     }
 
@@ -287,6 +290,7 @@ fn go_bfs<C: Checkable>(mut paused: Paused<C>, label: &str) -> (Outcome, Option<
         cut,
         verdicts,
         fingerprints: Some(found.fingerprints),
+        left: found.left.filter(|_| cut.is_some()),
     };
     let again = (!ended && cut == Some(Cut::TimeLimit)).then_some(paused);
     (outcome, again)
@@ -447,6 +451,7 @@ fn summarize<C: Checkable>(
         cut,
         verdicts,
         fingerprints: None,
+        left: None,
     }
 }
 

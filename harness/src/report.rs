@@ -93,6 +93,9 @@ pub fn check_text(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
                 Some(cut) => format!(", INCOMPLETE (stopped by {})", cut.describe()),
             }
         );
+        if let Some(left) = o.left {
+            let _ = writeln!(out, "  {:<17} {}", "", left.describe());
+        }
         let _ = writeln!(out, "  {:<17} {}", "", describe(&w.config));
         if let Some(f) = o.fingerprints.filter(|_| o.states > 0) {
             let _ = writeln!(
@@ -164,13 +167,14 @@ pub fn check_json(run: &Run, worlds: &[World], outcomes: &[Outcome]) -> String {
                 )
             });
             format!(
-                "{{\"world\":{},\"states\":{},\"depth\":{},\"seconds\":{:.3},\"complete\":{},\"stopped_by\":{}{fingerprints}}}",
+                "{{\"world\":{},\"states\":{},\"depth\":{},\"seconds\":{:.3},\"complete\":{},\"stopped_by\":{},\"left\":{}{fingerprints}}}",
                 js(w.name),
                 o.states,
                 o.depth,
                 o.seconds,
                 o.complete,
-                o.cut.map_or("null".to_string(), |c| js(c.describe()))
+                o.cut.map_or("null".to_string(), |c| js(c.describe())),
+                o.left.map_or("null".to_string(), crate::bfs::Left::json)
             )
         })
         .collect();

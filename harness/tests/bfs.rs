@@ -223,7 +223,7 @@ fn a_search_put_aside_and_taken_up_again_gives_the_same_search() {
     use listwatch_harness::checker::{run_resumable, CheckModel};
     use std::time::Duration;
     let tenth = Duration::from_millis(100);
-    let (mut pauses, mut counterexamples) = (0, 0);
+    let (mut pauses, mut counterexamples, mut cut_mid_level) = (0, 0, 0);
     for flaws in [Flaws::NONE, Flaws::NONE.with(Flaw::StaleDeleteRv)] {
         for w in worlds(Scope::Default, flaws) {
             if !["slow-etcd-watcher", "paginated-relist"].contains(&w.name) {
@@ -240,10 +240,23 @@ fn a_search_put_aside_and_taken_up_again_gives_the_same_search() {
                 let mut times = 0;
                 while let Some(search) = paused {
                     assert!(!outcome.complete, "{name}: a search put aside is not complete");
+                    // Where it stopped, in the states the seen set holds: those found through the level
+                    // it stopped in, and the next level's found so far.
+                    let left = outcome.left.expect("a search put aside says where it stopped");
+                    let held = outcome.fingerprints.expect("ours").held;
+                    assert_eq!(left.depth, outcome.depth, "{name}: {left:?}");
+                    assert!(
+                        left.level_judged <= left.level_states && left.level_states > 0,
+                        "{name}: {left:?}"
+                    );
+                    assert!(left.level_states <= outcome.states, "{name}: {left:?}");
+                    assert_eq!(held, outcome.states + left.next_found, "{name}: {left:?}");
+                    cut_mid_level += usize::from(left.level_judged < left.level_states);
                     times += 1;
                     (outcome, paused) = search.resume(tenth, w.name);
                 }
                 assert!(once.complete && outcome.complete, "{name}: both explore it all");
+                assert_eq!((outcome.left, once.left), (None, None), "{name}: nothing left once ended");
                 assert!(times > 0, "{name}: put aside at least once ({} s)", once.seconds);
                 assert_eq!(exact(&outcome), exact(&once), "{name}: put aside {times} times");
                 let (a, b) = (outcome.fingerprints.expect("ours"), once.fingerprints.expect("ours"));
@@ -258,5 +271,6 @@ fn a_search_put_aside_and_taken_up_again_gives_the_same_search() {
         }
     }
     assert!(pauses >= 12, "the searches were put aside {pauses} times");
+    assert!(cut_mid_level > 0, "some were put aside in the middle of a level");
     assert!(counterexamples > 0, "the flaw's counterexamples are compared");
 }

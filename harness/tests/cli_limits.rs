@@ -30,7 +30,17 @@ fn a_world_too_large_for_the_time_limit_leaves_the_others_their_share() {
         let line = stdout.lines().find(|l| l.trim_start().starts_with(world));
         line.unwrap_or_else(|| panic!("no line for {world}: {stdout}"))
     };
-    assert!(line("list-watch ").contains("INCOMPLETE (stopped by the --time-limit)"), "{stdout}");
+    let cut = line("list-watch ");
+    assert!(cut.contains("INCOMPLETE (stopped by the --time-limit)"), "{stdout}");
+    // The next line says how far into its last level it got and what it left.
+    let depth = cut.split("depth ").nth(1).and_then(|d| d.split(',').next()).expect("a depth");
+    let left = stdout.lines().skip_while(|l| *l != cut).nth(1).unwrap_or_default().trim_start();
+    assert!(
+        left.starts_with(&format!("stopped in depth {depth}: ")) && left.contains(" states judged, ")
+            || left.starts_with(&format!("stopped after depth {depth}, all ")),
+        "{stdout}"
+    );
+    assert!(left.ends_with("the deeper levels not reached"), "{left}");
     for small in ["client-manager ", "lease-revoke ", "slow-consumer ", "failing-server "] {
         let line = line(small);
         assert!(

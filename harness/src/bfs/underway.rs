@@ -15,8 +15,8 @@ use super::frontier::{Frontier, Making, States};
 use super::seen::{self, FingerprintSet};
 use super::steps::Steps;
 use super::{
-    fingerprint, judge, over, path, realize, successor_into, Chunk, Fingerprints, Found, MarkDone, Progress,
-    Settings, MERGE_MEMORY_EVERY, ROOT, SEEN_SHARE, WINDOW_CHUNKS,
+    fingerprint, judge, over, path, realize, successor_into, Chunk, Fingerprints, Found, Left, MarkDone,
+    Progress, Settings, MERGE_MEMORY_EVERY, ROOT, SEEN_SHARE, WINDOW_CHUNKS,
 };
 use crate::check_model::{resident_bytes, CheckModel, CheckState, Checkable};
 
@@ -86,7 +86,8 @@ struct Judging {
     window: usize,
     /// The first chunk of the next window.
     next: usize,
-    /// The number in the trace of the level's first state: the states before it are the ones judged.
+    /// The number in the trace of the next level's first state: the states before it are this level's
+    /// and the levels' before it.
     first: u32,
     /// The next level so far: the step that reaches each state from its parent's place in this one.
     new: Vec<(u32, Action)>,
@@ -398,7 +399,8 @@ impl<C: Checkable> Underway<C> {
     }
 
     /// What the search has found so far: where it has ended, or where a stop put it aside (the states
-    /// of the levels judged, the level it stopped in counted in its depth, and its first violations).
+    /// found through the level it stopped in, that level counted in its depth, how far into it the
+    /// search got, and its first violations).
     pub fn found(&self, model: &CheckModel<C>) -> Found {
         let states = match &self.at {
             At::Ended(judged) => *judged,
@@ -440,6 +442,32 @@ impl<C: Checkable> Underway<C> {
             hit_max_states: self.hit_max_states,
             out_of_memory: self.out_of_memory,
             fingerprints,
+            left: self.left(),
+        }
+    }
+
+    /// Where the search stopped, unless it has ended.
+    fn left(&self) -> Option<Left> {
+        let depth = self.depth;
+        match &self.at {
+            At::Ended(_) => None,
+            // Not begun: the level in `level` is the next one.
+            At::Level => Some(Left {
+                depth: depth + 1,
+                level_states: self.level.len(),
+                level_judged: 0,
+                next_found: 0,
+            }),
+            At::Window(judging) => {
+                let level_states = self.level.len();
+                let level_judged = (judging.next * judging.chunk_len).min(level_states);
+                Some(Left { depth, level_states, level_judged, next_found: judging.new.len() })
+            }
+            // The level judged (its states' numbers still in `ids`), the next found and yet to be made.
+            At::Make => {
+                let judged = self.ids.len();
+                Some(Left { depth, level_states: judged, level_judged: judged, next_found: self.level.len() })
+            }
         }
     }
 }
