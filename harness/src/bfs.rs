@@ -118,8 +118,8 @@ pub struct Found {
 
 /// How far a search that a stop put aside got into the level it was in, and what it left: the rest of
 /// that level, the states of the next level its judged states have not reached yet, and every level
-/// past it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// past it. `check --json` writes it as `left`, and `merge` reads it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Left {
     /// The level it stopped in (the initial state's is 1).
     pub depth: usize,
@@ -147,26 +147,6 @@ impl Left {
                  states of depth {next} found, not yet judged; the deeper levels not reached"
             )
         }
-    }
-
-    /// As `check --json` writes it.
-    pub fn json(self) -> String {
-        let Left { depth, level_states, level_judged, next_found } = self;
-        format!(
-            "{{\"depth\":{depth},\"level_states\":{level_states},\"level_judged\":{level_judged},\
-             \"next_found\":{next_found}}}"
-        )
-    }
-
-    /// Read back from `check --json`: `None` unless every field is there.
-    pub fn from_json(v: &serde_json::Value) -> Option<Left> {
-        let field = |name: &str| v.get(name).and_then(serde_json::Value::as_u64).map(|n| n as usize);
-        Some(Left {
-            depth: field("depth")?,
-            level_states: field("level_states")?,
-            level_judged: field("level_judged")?,
-            next_found: field("next_found")?,
-        })
     }
 }
 
