@@ -2,8 +2,9 @@
 //! stop puts it aside and [`Underway::go`] takes it up again where it stopped. A stop keeps the chunks
 //! of a window finished before the first one it cut (what it cut is done again, as is the making of a
 //! level it cut). Each time it is taken up the search finishes a chunk, or the making of the level it
-//! stopped in, before it heeds a stop, so that it gets on however short the times it is given. It finds the same states in the same order, and the same verdicts and
-//! counterexamples, as a search never stopped.
+//! stopped in, before it heeds a stop, so that it gets on however short the times it is given. It finds
+//! the same states in the same order, and the same verdicts and counterexamples, as a search never
+//! stopped.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
