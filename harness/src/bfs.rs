@@ -164,8 +164,9 @@ pub struct Fingerprints {
     pub seen_bytes: u64,
     /// Bytes of parents and steps on disk (6 a state).
     pub trace_bytes: u64,
-    /// The first depth whose level did not fit in memory made, and was made again from the steps that
-    /// reach it when judged ([`frontier`]); `None` when every level was made.
+    /// The first depth whose level did not fit in memory made, or whose states were let go while the
+    /// search was put aside ([`Underway::lighten`]), and was made again from the steps that reach it
+    /// when judged ([`frontier`]); `None` when every level was made.
     pub kept_from: Option<usize>,
     /// The most levels made again to judge one, from the last level made or the initial state.
     pub kept_levels: usize,

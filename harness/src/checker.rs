@@ -220,6 +220,12 @@ impl<C: Checkable> Paused<C> {
         let limits = Limits { time_limit, ..self.limits };
         go_bfs(Paused { limits, ..self }, label)
     }
+
+    /// Let go of the states the search holds, for the worlds checked while it waits: taken up again,
+    /// it makes them again from the initial state, to the same result ([`crate::bfs::Underway::lighten`]).
+    pub fn lighten(&mut self) {
+        self.search.lighten();
+    }
 }
 
 /// [`run_labelled`] with listwatch's breadth-first search, which a time limit puts aside instead of

@@ -50,6 +50,27 @@ fn a_world_too_large_for_the_time_limit_leaves_the_others_their_share() {
     }
 }
 
+/// A world the time limit leaves cut had all the time the others left: the search taken up again round
+/// after round until the deadline, not once each, where a world that ends early would leave its share
+/// unused.
+#[test]
+fn a_world_left_cut_had_all_the_time_the_others_left() {
+    // The large scope's list-watch, which takes hours, with three worlds of a second or two (the first of
+    // every three worlds), which the first round may cut and a later one end.
+    let limit = Duration::from_secs(4);
+    let started = std::time::Instant::now();
+    let out = listwatch()
+        .args(["check", "--scope", "large", "--time-limit", "4", "--shard", "1/3"])
+        .output()
+        .expect("runs");
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    let cut = stdout.lines().find(|l| l.trim_start().starts_with("list-watch ")).unwrap_or_default();
+    assert!(cut.contains("INCOMPLETE (stopped by the --time-limit)"), "{stdout}");
+    assert!(took >= limit, "ended after {took:?}, before the --time-limit: {stdout}");
+}
+
 #[test]
 fn sigint_stops_a_running_check_and_prints_the_partial_report() {
     let child = listwatch()

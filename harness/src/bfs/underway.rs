@@ -399,6 +399,25 @@ impl<C: Checkable> Underway<C> {
         Some(At::Level)
     }
 
+    /// Let go of the states the search holds, for other work while it is put aside: the level made
+    /// and the buffer the next is made into. The seen set and the trace stay. Taken up again, it makes
+    /// the states it needs again from the initial state, as when memory runs short, and finds the same
+    /// states in the same order; the level it stopped in counts among those made again.
+    pub fn lighten(&mut self) {
+        self.level.drop_made();
+        self.spare = Vec::new();
+        let judged = match self.at {
+            At::Level => self.depth + 1,
+            At::Window(_) => self.depth,
+            // The next level is made when the search is taken up, from the initial state.
+            At::Make | At::Ended(_) => return,
+        };
+        if self.level.kept() > 0 {
+            self.kept_from.get_or_insert(judged);
+            self.kept_levels = self.kept_levels.max(self.level.kept());
+        }
+    }
+
     /// What the search has found so far: where it has ended, or where a stop put it aside (the states
     /// found through the level it stopped in, that level counted in its depth, how far into it the
     /// search got, and its first violations).

@@ -51,11 +51,11 @@ flaws (--flaw, repeatable):
 
 --time-limit is for the whole command, all worlds together: each world is first given an equal share of
 the time left, then the worlds their share cut are taken up again where they stopped with what the
-others left over (checked again from their start where one held half the memory limit, which it gives
-back, or with --checker dfs or stateright-bfs). A run stopped by --max-states, --time-limit,
---memory-limit, SIGINT or SIGTERM prints what it found so far, marked incomplete, and exits 2; a second
-SIGINT ends the process at once. Progress goes to stderr: a live line on a terminal, a plain line every
-five seconds otherwise.
+others left over (a search that held half the memory limit lets its states go meanwhile and makes them
+again; with --checker dfs or stateright-bfs a cut world is checked again from its start). A run stopped
+by --max-states, --time-limit, --memory-limit, SIGINT or SIGTERM prints what it found so far, marked
+incomplete, and exits 2; a second SIGINT ends the process at once. Progress goes to stderr: a live line
+on a terminal, a plain line every five seconds otherwise.
 
 exit status: 0 every property holds and every witness is reached, 1 a property is violated (its
 shortest trace is printed), 2 bad arguments or a limit hit, 3 every property holds but a witness was not
@@ -429,17 +429,27 @@ fn default_memory_limit() -> Option<u64> {
     Some(kib * 1024 / 4 * 3)
 }
 
-/// Check `worlds` one after the other within one deadline, in two rounds. In the first each world is
-/// given an equal share of the time left (the deadline over the worlds not yet run), so that a world
-/// too large for the deadline cannot leave the others unchecked; what a world does not use passes to
-/// the next. In the second, the worlds that their share cut are taken up again, each with an equal
-/// share of what is left: listwatch's breadth-first search where it stopped ([`Paused`]), unless it held
-/// more than half the memory limit, which it gives back for the worlds after it; another search from
-/// its start, where that is given more time than it had, and keeping the first's outcome unless it gets
-/// further. A world the deadline or a signal leaves no time for is reported as not run.
+/// Check `worlds` one after the other within one deadline. First each world is given an equal share of
+/// the time left (the deadline over the worlds not yet run), so that a world too large for the deadline
+/// cannot leave the others unchecked; what a world does not use passes to the next. Then the worlds
+/// that their share cut are taken up again, each with an equal share of what is left: listwatch's
+/// breadth-first search where it stopped ([`Paused`]), round after round until it ends or the deadline
+/// passes, so that what one world leaves goes to the others still cut; another search once, from its
+/// start, where that is given more time than it had, keeping the first's outcome unless it gets further.
+/// A search waiting while other worlds run lets its states go if the process holds half the memory
+/// limit (it makes them again when taken up). A world the deadline or a signal leaves no time for is
+/// reported as not run.
 fn check_worlds(worlds: &[World], search: Search, limits: Limits) -> Vec<Outcome> {
     let deadline = Instant::now() + limits.time_limit;
     let share_of = |share: Duration| Limits { time_limit: share, ..limits };
+    let wait = |search: Option<Paused>| {
+        search.map(|mut search| {
+            if holds_half(limits.memory_limit_bytes) {
+                search.lighten();
+            }
+            search
+        })
+    };
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(worlds.len());
     let mut paused: Vec<Option<Paused>> = Vec::with_capacity(worlds.len());
     for (i, w) in worlds.iter().enumerate() {
@@ -451,26 +461,36 @@ fn check_worlds(worlds: &[World], search: Search, limits: Limits) -> Vec<Outcome
             None => (run_labelled(CheckModel::new(w.config), search, share, w.name), None),
         };
         outcomes.push(outcome);
-        paused.push(put_aside.filter(|_| !holds_half(limits.memory_limit_bytes)));
+        paused.push(wait(put_aside));
     }
-    let cut: Vec<usize> = (0..worlds.len()).filter(|&i| outcomes[i].cut == Some(Cut::TimeLimit)).collect();
-    for (n, &i) in cut.iter().enumerate() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let share = left / share_count(cut.len() - n);
-        if not_run(left).is_some() {
-            continue;
+    let mut cut: Vec<usize> =
+        (0..worlds.len()).filter(|&i| outcomes[i].cut == Some(Cut::TimeLimit)).collect();
+    'rounds: while !cut.is_empty() {
+        let mut still_cut = Vec::new();
+        for (n, &i) in cut.iter().enumerate() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if not_run(left).is_some() {
+                break 'rounds;
+            }
+            let share = left / share_count(cut.len() - n);
+            if let Some(put_aside) = paused[i].take() {
+                let (outcome, again) = put_aside.resume(share, worlds[i].name);
+                outcomes[i] = outcome;
+                still_cut.extend(again.is_some().then_some(i));
+                // Alone, it is taken up again at once.
+                paused[i] = if cut.len() > 1 { wait(again) } else { again };
+                continue;
+            }
+            if share.as_secs_f64() <= outcomes[i].seconds {
+                continue;
+            }
+            let again =
+                run_labelled(CheckModel::new(worlds[i].config), search, share_of(share), worlds[i].name);
+            if again.complete || again.states > outcomes[i].states {
+                outcomes[i] = again;
+            }
         }
-        if let Some(put_aside) = paused[i].take() {
-            outcomes[i] = put_aside.resume(share, worlds[i].name).0;
-            continue;
-        }
-        if share.as_secs_f64() <= outcomes[i].seconds {
-            continue;
-        }
-        let again = run_labelled(CheckModel::new(worlds[i].config), search, share_of(share), worlds[i].name);
-        if again.complete || again.states > outcomes[i].states {
-            outcomes[i] = again;
-        }
+        cut = still_cut;
     }
     outcomes
 }
