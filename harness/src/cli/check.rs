@@ -477,8 +477,10 @@ fn check_worlds(worlds: &[World], search: Search, limits: Limits) -> Vec<Outcome
                 let (outcome, again) = put_aside.resume(share, worlds[i].name);
                 outcomes[i] = outcome;
                 still_cut.extend(again.is_some().then_some(i));
-                // Alone, it is taken up again at once.
-                paused[i] = if cut.len() > 1 { wait(again) } else { again };
+                // It waits only for another world still cut, before it in the next round or after it
+                // in this one; with none it is taken up again at once.
+                let others = still_cut.iter().any(|&j| j != i) || n + 1 < cut.len();
+                paused[i] = if others { wait(again) } else { again };
                 continue;
             }
             if share.as_secs_f64() <= outcomes[i].seconds {
