@@ -116,12 +116,12 @@ pub struct WorldArgs {
     pub flaw: Vec<Flaw>,
     /// Every world over this etcd release (X.Y.Z, or 3.4/3.5/3.6/3.7 for the newest compared): its
     /// tombstone policy (E4) and whether it answers progress requests (E7, A12)
-    #[arg(long, value_name = "VERSION", value_parser = parse_etcd)]
+    #[arg(long, value_name = "VERSION", value_parser = super::values::parse_etcd)]
     pub etcd: Option<EtcdRelease>,
     /// Every world's API servers follow this k8s.io/apiserver release's rules (vX.Y.Z; README, "The
     /// model per release"): streaming lists (A12), an Exact LIST ahead of etcd (A2), the cache's
     /// reinitialisation (A14)
-    #[arg(long, value_name = "VERSION", value_parser = parse_apiserver)]
+    #[arg(long, value_name = "VERSION", value_parser = super::values::parse_apiserver)]
     pub apiserver: Option<ApiServerRelease>,
     #[command(flatten)]
     pub shape: Shape,
@@ -138,28 +138,6 @@ impl Default for WorldArgs {
             shape: Shape::default(),
         }
     }
-}
-
-/// `--etcd`: a release `X.Y.Z`, or a minor `3.4` to `3.7` for the release `conformance` compares of it
-/// (3.4: Debian's 3.4.23; 3.5 to 3.7: the newest pinned).
-pub(super) fn parse_etcd(v: &str) -> Result<EtcdRelease, String> {
-    if let Some(release) = EtcdRelease::parse(v) {
-        return Ok(release);
-    }
-    let newest = match crate::conformance::EtcdToStart::parse(v) {
-        Ok(crate::conformance::EtcdToStart::Built(version)) if v.matches('.').count() == 1 => Some(version),
-        Ok(crate::conformance::EtcdToStart::Debian) if v.matches('.').count() == 1 => Some("3.4.23".into()),
-        _ => None,
-    };
-    newest.and_then(|n| EtcdRelease::parse(&n)).ok_or_else(|| {
-        format!("'{v}' is not an etcd release (X.Y.Z, e.g. 3.5.35, or 3.4, 3.5, 3.6, 3.7 for the newest compared)")
-    })
-}
-
-/// `--apiserver`: a k8s.io/apiserver release `v0.Y.Z` (or Kubernetes' `1.Y.Z`).
-pub(super) fn parse_apiserver(v: &str) -> Result<ApiServerRelease, String> {
-    ApiServerRelease::parse(v)
-        .ok_or_else(|| format!("'{v}' is not a k8s.io/apiserver release (v0.Y.Z, e.g. v0.33.13, or 1.33.13)"))
 }
 
 fn count(v: &str) -> Result<u8, String> {
@@ -270,7 +248,7 @@ pub struct CheckArgs {
     /// Check only the Kth of every N worlds (in the scope's order, after --world): N processes or
     /// machines check a scope between them, and `listwatch merge` of their --json results gives the
     /// whole check's verdict
-    #[arg(long, value_name = "K/N", default_value = "1/1", value_parser = super::simulate::shard)]
+    #[arg(long, value_name = "K/N", default_value = "1/1", value_parser = super::values::shard)]
     pub shard: (u64, u64),
     /// Write every counterexample into DIR as a trace file (PROPERTY.WORLD.json), for replay and show
     #[arg(long, value_name = "DIR")]

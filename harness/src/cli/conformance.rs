@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::simulate::{at_least_one, whole};
+use super::values::{at_least_one, whole};
 use super::UsageError;
 use crate::conformance::{EtcdToStart, Plant, Sequence};
 

@@ -10,6 +10,7 @@ pub mod clients;
 pub mod conformance;
 pub mod simulate;
 pub mod simulate_server;
+pub mod values;
 pub mod traces;
 
 use std::fmt;
@@ -130,6 +131,7 @@ pub fn run(args: &[String]) -> i32 {
         Some(Command::Check(a)) => Ok(check::check(&a)),
         Some(Command::Bugs(b)) => Ok(check::bugs(&b)),
         Some(Command::Explore(e)) => Ok(check::explore(&e)),
+        Some(Command::Simulate(s)) if s.server.is_some() => simulate_server::simulate(&s),
         Some(Command::Simulate(s)) => simulate::simulate(&s),
         Some(Command::Merge(m)) => simulate::merge(&m),
         Some(Command::Clients) => {

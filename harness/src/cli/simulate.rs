@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use listwatch_model::{FaultKind, FaultKinds, Flaw, Flaws};
 
 use super::clients::{with_clients, ClientChoice};
-use super::simulate_server::ServerChoice;
+use super::values::{at_least_one, shard, whole};
 use super::UsageError;
 use crate::sim::campaign::{self, Campaign};
 use crate::sim::draw::Narrowing;
@@ -45,14 +45,6 @@ fault kinds (--fault-kinds; each seed draws its own mix):
 
 exit status: 0 every seed passes, 1 a seed fails, 2 bad arguments or a trace that cannot be written.";
 
-pub(crate) fn whole(v: &str) -> Result<u64, String> {
-    v.parse::<u64>().map_err(|_| format!("'{v}' is not a whole number"))
-}
-
-pub(crate) fn at_least_one(v: &str) -> Result<u64, String> {
-    whole(v).and_then(|n| if n == 0 { Err("must be at least 1".to_string()) } else { Ok(n) })
-}
-
 /// `--reflectors`: 1 to 4 clients under test against one real server.
 fn reflectors(v: &str) -> Result<u8, String> {
     v.parse::<u8>()
@@ -66,16 +58,6 @@ fn steps(v: &str) -> Result<u32, String> {
         .ok()
         .filter(|n| (1..=1_000_000).contains(n))
         .ok_or_else(|| format!("'{v}' is not a number in 1..=1000000"))
-}
-
-pub(crate) fn shard(v: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("'{v}' is not K/N with 1 <= K <= N (e.g. 2/8)");
-    let (k, n) = v.split_once('/').ok_or_else(bad)?;
-    let (k, n) = (k.parse::<u64>().map_err(|_| bad())?, n.parse::<u64>().map_err(|_| bad())?);
-    if k == 0 || k > n {
-        return Err(bad());
-    }
-    Ok((k, n))
 }
 
 /// `KIND,KIND,...` of the fault kinds' names, or `none`.
@@ -95,6 +77,27 @@ fn fault_kinds(v: &str) -> Result<FaultKinds, String> {
 
 fn flaw(v: &str) -> Result<Flaw, String> {
     v.parse::<Flaw>().map_err(|e| e.to_string())
+}
+
+/// The server `--server` names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerChoice {
+    /// k8s.io/sample-apiserver, started here over an etcd of its own.
+    Sample,
+    /// A server someone else runs, reached through `--kubeconfig`.
+    Url(String),
+}
+
+impl ServerChoice {
+    pub fn parse(v: &str) -> Result<ServerChoice, String> {
+        if v == "sample-apiserver" {
+            return Ok(ServerChoice::Sample);
+        }
+        match v.split_once("://") {
+            Some(("http" | "https", host)) if !host.is_empty() => Ok(ServerChoice::Url(v.to_string())),
+            _ => Err(format!("'{v}' is neither sample-apiserver nor a URL like https://HOST:PORT")),
+        }
+    }
 }
 
 /// `simulate`'s arguments.
@@ -126,12 +129,12 @@ pub struct SimulateArgs {
     pub no_cache_reinit_429: bool,
     /// Every seed over this etcd release (X.Y.Z, or 3.4/3.5/3.6/3.7 for the newest compared): its
     /// tombstone policy (E4) and whether it answers progress requests (E7, A12), not the drawn ones
-    #[arg(long, value_name = "VERSION", value_parser = super::check::parse_etcd)]
+    #[arg(long, value_name = "VERSION", value_parser = super::values::parse_etcd)]
     pub etcd: Option<listwatch_model::EtcdRelease>,
     /// Every seed's API servers follow this k8s.io/apiserver release's rules (vX.Y.Z; README, "The
     /// model per release"): its streaming lists (A12), its answer to an Exact LIST ahead of etcd (A2)
     /// and its cache's reinitialisation (A14)
-    #[arg(long, value_name = "VERSION", value_parser = super::check::parse_apiserver)]
+    #[arg(long, value_name = "VERSION", value_parser = super::values::parse_apiserver)]
     pub apiserver: Option<listwatch_model::ApiServerRelease>,
     /// Where shrunk failures are written
     #[arg(long, value_name = "DIR", default_value = "target/listwatch/failures")]
@@ -160,7 +163,7 @@ pub struct SimulateArgs {
     pub kubeconfig: Option<PathBuf>,
     /// The namespaced resource the world writes and the client lists and watches at --server's URL,
     /// GROUP/VERSION/RESOURCE (default: ConfigMaps, v1/configmaps)
-    #[arg(long, value_name = "G/V/R", requires = "server", value_parser = super::conformance::http::resource)]
+    #[arg(long, value_name = "G/V/R", requires = "server", value_parser = super::values::resource)]
     pub resource: Option<String>,
 }
 
@@ -198,11 +201,9 @@ impl SimulateArgs {
     }
 }
 
-/// Run `simulate`: 0 when every seed passes, 1 when one fails, 2 when a trace cannot be written.
+/// Run `simulate` against the model's servers (`--server` runs `simulate_server`'s): 0 when every seed
+/// passes, 1 when one fails, 2 when a trace cannot be written.
 pub fn simulate(args: &SimulateArgs) -> Result<i32, UsageError> {
-    if args.server.is_some() {
-        return super::simulate_server::simulate(args);
-    }
     let (c, json) = (args.campaign()?, args.json);
     let summary = match with_clients!(&args.client, k => campaign::run(&c, k)) {
         Ok(s) => s,

@@ -7,27 +7,6 @@ use super::simulate::SimulateArgs;
 use super::UsageError;
 use crate::real_server::takes;
 
-/// The server `--server` names.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ServerChoice {
-    /// k8s.io/sample-apiserver, started here over an etcd of its own.
-    Sample,
-    /// A server someone else runs, reached through `--kubeconfig`.
-    Url(String),
-}
-
-impl ServerChoice {
-    pub fn parse(v: &str) -> Result<ServerChoice, String> {
-        if v == "sample-apiserver" {
-            return Ok(ServerChoice::Sample);
-        }
-        match v.split_once("://") {
-            Some(("http" | "https", host)) if !host.is_empty() => Ok(ServerChoice::Url(v.to_string())),
-            _ => Err(format!("'{v}' is neither sample-apiserver nor a URL like https://HOST:PORT")),
-        }
-    }
-}
-
 /// What `--server` refuses to take with it: the campaign's sharding and JSON, which assume a
 /// deterministic run, and the model server's release rules, which a real server has of its own.
 fn check(args: &SimulateArgs) -> Result<(), UsageError> {
@@ -93,8 +72,9 @@ mod live {
     use listwatch_model::{Clients, FaultKinds};
     use listwatch_properties::Frame;
 
-    use super::{ServerChoice, SimulateArgs};
+    use super::SimulateArgs;
     use crate::cli::conformance::http::run::{start_sample, SampleToStart};
+    use crate::cli::simulate::ServerChoice;
     use crate::conformance::apiserver::server::{ApiServerProcess, RestSide};
     use crate::conformance::apiserver::ServerUnderTest;
     use crate::conformance::{built, EtcdToStart};

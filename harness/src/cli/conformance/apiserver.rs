@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::super::simulate::{at_least_one, whole};
+use super::super::values::{at_least_one, whole};
 use super::super::UsageError;
 use super::{max_ops, plant};
 use crate::conformance::apiserver::ApiSequence;

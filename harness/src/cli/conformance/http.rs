@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use listwatch_model::ApiServerRelease;
 
-use super::super::check::parse_apiserver;
-use super::super::simulate::{at_least_one, whole};
+use super::super::values::{at_least_one, parse_apiserver, resource, whole};
 use super::super::UsageError;
 use super::apiserver::read_sequence;
 use super::{endpoint, max_ops, plant};
@@ -34,15 +33,6 @@ reached as kubectl reaches it (--kubeconfig, --context, --token-file, --certific
 exit status: 0 no unexplained difference, 1 a difference (the shrunk sequence is printed and written),
 2 bad arguments, a server or program that cannot be built, started or reached or dies mid-run, or the
 run was interrupted.";
-
-pub(crate) fn resource(v: &str) -> Result<String, String> {
-    let parts: Vec<&str> = v.split('/').collect();
-    if (parts.len() == 2 || parts.len() == 3) && parts.iter().all(|p| !p.is_empty()) {
-        Ok(v.to_string())
-    } else {
-        Err(format!("'{v}' is not GROUP/VERSION/RESOURCE (or VERSION/RESOURCE for the core group)"))
-    }
-}
 
 /// `conformance http`'s arguments.
 #[derive(Clone, Debug, PartialEq, Eq, clap::Args)]
