@@ -57,7 +57,7 @@ impl<C: Client> CheckState<C> {
 impl<C: Client, M: ClusterManager> CheckState<C, M> {
     /// The initial state of a run of `config` with `clients`' clients and manager.
     pub fn start_clients<K: Clients<C = C, M = M>>(clients: &K, config: Config, seed: u64) -> Self {
-        Self::of(clients.start(config, seed))
+        Self::of(System::start_clients(clients, config, seed))
     }
 
     fn of((sys, seen): (System<C, M>, Vec<Observed>)) -> Self {

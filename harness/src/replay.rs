@@ -56,7 +56,7 @@ pub fn first_disabled<K: Clients>(
     config: Config,
     actions: &[Action],
 ) -> Result<Option<usize>, String> {
-    let (mut sys, _) = clients.start(config, seed);
+    let (mut sys, _) = System::start_clients(clients, config, seed);
     if let Some(why) = sys.gone() {
         return Err(format!("at the start: {why}"));
     }

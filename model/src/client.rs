@@ -20,9 +20,7 @@ use crate::cache::{Cache, CacheOp, Notification};
 use crate::config::{Config, ManagerConfig};
 use crate::flaw::{Flaw, Flaws};
 use crate::manager::{ClusterManager, Manager};
-use crate::observe::Observed;
 use crate::reflector::{Output, Phase, Reflector, ReflectorConfig, Timer};
-use crate::system::System;
 use crate::types::{ClientId, Key, Millis, Rev};
 
 /// What reaches a client.
@@ -170,18 +168,6 @@ pub trait Clients {
     fn make(&self, config: &Config, seed: u64, id: ClientId) -> Self::C;
     /// A fresh client manager for a run of `config`, which has `manager`.
     fn make_manager(&self, config: &Config, seed: u64, manager: ManagerConfig) -> Self::M;
-    /// The initial state of a run of `config` with these clients (and manager), each started, and what
-    /// was observed while starting.
-    fn start(&self, config: Config, seed: u64) -> (System<Self::C, Self::M>, Vec<Observed>)
-    where
-        Self: Sized,
-    {
-        System::start_managed(
-            config,
-            |id| self.make(&config, seed, id),
-            |m| self.make_manager(&config, seed, m),
-        )
-    }
     /// Whether the client reads Kubernetes' real wire, so that the simulator also draws the wire's own
     /// faults for it (a watch line that does not decode).
     fn over_the_wire(&self) -> bool {

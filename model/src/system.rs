@@ -11,7 +11,7 @@ mod symmetry;
 
 use crate::action::{Action, Fault};
 use crate::api::{ApiError, Message};
-use crate::client::{Client, Effect, Input, ModelClient};
+use crate::client::{Client, Clients, Effect, Input, ModelClient};
 use crate::config::{Config, FaultKind};
 use crate::manager::{
     cluster_ids, cluster_of, request_ids, ClusterManager, Manager, Outcome, RequestId, RequestTrace,
@@ -93,6 +93,20 @@ impl<C: Client> System<C> {
 }
 
 impl<C: Client, M: ClusterManager> System<C, M> {
+    /// The initial state of a run of `config` with the clients (and manager) `clients` makes, each
+    /// started, and what was observed while starting.
+    pub fn start_clients<K: Clients<C = C, M = M>>(
+        clients: &K,
+        config: Config,
+        seed: u64,
+    ) -> (Self, Vec<Observed>) {
+        Self::start_managed(
+            config,
+            |id| clients.make(&config, seed, id),
+            |m| clients.make_manager(&config, seed, m),
+        )
+    }
+
     /// [`System::start_with`], with the client manager (where the configuration has one) made by
     /// `manager`: a user's own under test in place of the model's.
     pub fn start_managed(

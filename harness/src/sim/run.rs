@@ -111,7 +111,7 @@ pub fn run_seed_in<K: Clients>(
         draw.manager_only();
     }
     let config = draw.config;
-    let (mut sys, seen) = clients.start(config, seed);
+    let (mut sys, seen) = System::start_clients(clients, config, seed);
     let mut monitor = Monitor::new(&sys, &seen);
     let not_judged = sys.not_judged();
     let mut runner = Runner {
