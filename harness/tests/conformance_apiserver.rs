@@ -93,7 +93,7 @@ mod with_apiserver {
         let seq = ApiSequence::timeout_case();
         let model = model_transcript(&seq, ApiSuite(&mut server).setup(tombstones, Plant::None));
         let real = server.run(&seq, &model).expect("the server stays up");
-        ApiSequence::timeout_case_holds(&real).unwrap();
+        real.holds_timeout_case().unwrap();
         assert_eq!(first_difference(&seq, &model, &real).map(|d| d.to_string()), None);
     }
 

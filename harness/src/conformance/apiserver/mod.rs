@@ -245,7 +245,7 @@ mod tests {
     fn a_timed_watch_gets_its_events_then_closes() {
         let seq = ApiSequence::timeout_case();
         let t = model_transcript(&seq, ModelSetup::storage(true));
-        ApiSequence::timeout_case_holds(&t).unwrap();
+        t.holds_timeout_case().unwrap();
     }
 
     /// A8's heartbeats in the model: none before the cache moves past a watch, one a minute to each

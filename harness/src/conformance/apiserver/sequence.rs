@@ -3,7 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::transcript::{ApiMsg, ApiTranscript};
 use crate::conformance::compare::Ops;
 
 /// The resourceVersion (and resourceVersionMatch) of a LIST or a streaming list (A2, A12).
@@ -207,37 +206,6 @@ impl ApiSequence {
             put(3),
         ];
         ApiSequence::new(None, None, ops)
-    }
-
-    /// What the contract says of [`ApiSequence::timeout_case`], on either side: the timed watch gets
-    /// the second write and closes; the watch beside it alone gets the next write; the timed streaming
-    /// list gets the three objects, their initial-events-end bookmark, and closes; the last write
-    /// reaches the untimed watch only. `Err` says which step is otherwise.
-    pub fn timeout_case_holds(t: &ApiTranscript) -> Result<(), String> {
-        let msgs = |step: usize, id: u8| t.steps.get(step).and_then(|s| s.messages.get(&id)).cloned();
-        let msgs = |step, id| msgs(step, id).unwrap_or_default();
-        let watched = |step: usize| t.steps.get(step).map(|s| s.messages.keys().copied().collect::<Vec<_>>());
-        let timed = matches!(msgs(2, 0)[..], [ApiMsg::Modified(_) | ApiMsg::Added(_), ApiMsg::Closed]);
-        let listed = matches!(
-            msgs(5, 2)[..],
-            [
-                ApiMsg::Added(_),
-                ApiMsg::Added(_),
-                ApiMsg::Added(_),
-                ApiMsg::InitialEventsEnd { .. },
-                ApiMsg::Closed
-            ]
-        );
-        let wrong = [
-            (!timed, "step 2: the timed watch gets the write, then closes"),
-            (watched(4) != Some(vec![1]), "step 4: only w1 gets the write"),
-            (!listed, "step 5: the timed streaming list gets three objects, their end, then closes"),
-            (watched(6) != Some(vec![1]), "step 6: only w1 gets the write"),
-        ];
-        match wrong.into_iter().find(|(w, _)| *w) {
-            Some((_, what)) => Err(format!("{what}: {t:?}")),
-            None => Ok(()),
-        }
     }
 
     /// Heartbeats (A8): two writes; watches from the last one and from "0" with bookmarks and one
