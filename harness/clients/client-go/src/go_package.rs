@@ -94,12 +94,6 @@ pub fn parse(spec: &str) -> Result<ClientGo, String> {
     Ok(config)
 }
 
-/// The start of the spec [`parse`] reads back: the package and its test ([`ClientGo::spec`] adds the
-/// options).
-pub fn head(go: &GoTest) -> String {
-    format!("go:{},test={}", go.dir, go.test)
-}
-
 /// The `-test.run` pattern that selects exactly `test` (each level of a subtest anchored and quoted).
 pub fn run_pattern(test: &str) -> String {
     test.split('/')

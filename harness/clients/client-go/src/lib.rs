@@ -14,6 +14,7 @@ pub mod config;
 pub mod go_package;
 pub mod manager;
 pub mod process;
+pub mod spec;
 
 pub use client::ClientGoClient;
 pub use config::ClientGo;
