@@ -11,7 +11,7 @@ use listwatch_benches::objects::{configmap, pod};
 use listwatch_benches::{
     kube_events, kube_relist, kube_store, listwatch_events, listwatch_store, Stream, Write,
 };
-use listwatch_harness::live::object_cache::ApiObject;
+use listwatch_live::object_cache::ApiObject;
 
 const SEED: u64 = 1;
 const KEYS: u32 = 10_000;

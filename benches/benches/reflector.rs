@@ -31,8 +31,8 @@ use kube::runtime::watcher;
 use listwatch_benches::objects::{configmap, pod};
 use listwatch_benches::wire::{self, apply_stream, relist_lists};
 use listwatch_benches::{kube_events, kube_relist, kube_store, listwatch_events, listwatch_store, Write};
-use listwatch_harness::live::object_cache::{ApiObject, ObjectEvent, ObjectWriter};
-use listwatch_harness::live::object_key::ObjectKey;
+use listwatch_live::object_cache::{ApiObject, ObjectEvent, ObjectWriter};
+use listwatch_live::object_key::ObjectKey;
 
 /// How many distinct keys the reader cycles through (as in `relist.rs` and client-go's benchmark).
 const READER_KEYS: u32 = 1_000;

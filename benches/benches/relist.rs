@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::reflector::ObjectRef;
 use listwatch_benches::objects::configmap;
 use listwatch_benches::{kube_relist, kube_store, listwatch_store, Stream, Write};
-use listwatch_harness::live::object_key::ObjectKey;
+use listwatch_live::object_key::ObjectKey;
 
 const SEED: u64 = 2;
 const SIZES: [u32; 2] = [10_000, 100_000];

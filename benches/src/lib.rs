@@ -10,8 +10,8 @@ pub mod wire;
 
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
-use listwatch_harness::live::object_cache::{ApiObject, ObjectEvent, ObjectWriter};
 use listwatch_harness::sim::rng::Rng;
+use listwatch_live::object_cache::{ApiObject, ObjectEvent, ObjectWriter};
 
 /// One write in the stream, before it is dressed as an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

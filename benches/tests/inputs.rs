@@ -8,7 +8,7 @@ use kube::core::{ObjectList, WatchEvent};
 use listwatch_benches::objects::{configmap, pod};
 use listwatch_benches::wire::{events, lines, list};
 use listwatch_benches::{Stream, Write, WriteKind};
-use listwatch_harness::live::object_cache::ApiObject;
+use listwatch_live::object_cache::ApiObject;
 
 #[test]
 fn the_stream_has_the_asked_mix_and_is_the_same_for_the_same_seed() {

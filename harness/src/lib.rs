@@ -1,7 +1,7 @@
 //! Drivers of the listwatch model and the `listwatch` command line.
 //!
 //! Data flows one way: a configuration (`scope`) → the system and its clients, stepped by a driver
-//! (`checker`, `sim`, `replay`, `live`) → observations → the properties → a verdict and a trace
+//! (`checker`, `sim`, `replay`; the same reflector over real concurrency is the crate `listwatch-live`) → observations → the properties → a verdict and a trace
 //! (`trace`, `tracefile`, `render`, `report`). The command line (`cli`) sits on top; nothing imports it.
 
 pub mod action_text;
@@ -13,7 +13,6 @@ pub mod checker;
 pub mod cli;
 pub mod conformance;
 pub mod interrupt;
-pub mod live;
 pub mod real_server;
 pub mod render;
 pub mod replay;

@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::core::ObjectList;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
-use listwatch_harness::live::object_cache::ObjectWriter;
+use listwatch_live::object_cache::ObjectWriter;
 
 /// A field of `/proc/self/status` in KiB (`VmRSS`, `VmHWM`).
 fn status_kib(field: &str) -> u64 {

@@ -1,7 +1,7 @@
 //! The live driver makes no protocol decision: it names no RV choice, error, end or phase, and calls
 //! nothing of the model reflector but its sans-IO surface.
 
-const DRIVER: &str = include_str!("../src/live/driver.rs");
+const DRIVER: &str = include_str!("../src/driver.rs");
 
 #[test]
 fn the_driver_names_no_protocol_choice() {

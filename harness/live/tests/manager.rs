@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use listwatch_harness::live::manager::{ClientManager, ClusterCache, ManagerError};
-use listwatch_harness::live::shared_cache::Readiness;
+use listwatch_live::manager::{ClientManager, ClusterCache, ManagerError};
+use listwatch_live::shared_cache::Readiness;
 use listwatch_model::{Flaw, Flaws};
 
 #[derive(Debug, Default)]

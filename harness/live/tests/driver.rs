@@ -3,16 +3,16 @@
 
 use std::time::Duration;
 
-use listwatch_harness::live::driver::{Driver, Record};
-use listwatch_harness::live::inprocess::{Faults, InProcessServer};
+use listwatch_live::driver::{Driver, Record};
+use listwatch_live::inprocess::{Faults, InProcessServer};
 use listwatch_model::{ApiError, Flaws, Key, ListRv, Notification, ReflectorConfig, Request};
 
 fn spawn(
     server: &InProcessServer,
     config: ReflectorConfig,
 ) -> (
-    tokio::task::JoinHandle<Driver<listwatch_harness::live::inprocess::InProcessClient>>,
-    std::sync::Arc<listwatch_harness::live::driver::LiveCache>,
+    tokio::task::JoinHandle<Driver<listwatch_live::inprocess::InProcessClient>>,
+    std::sync::Arc<listwatch_live::driver::LiveCache>,
 ) {
     let mut driver = Driver::new(server.client(), config, Flaws::NONE);
     let cache = driver.cache();
