@@ -221,8 +221,9 @@ impl<C: Checkable> Paused<C> {
         go_bfs(Paused { limits, ..self }, label)
     }
 
-    /// Let go of the states the search holds, for the worlds checked while it waits: taken up again,
-    /// it makes them again from the initial state, to the same result ([`crate::bfs::Underway::lighten`]).
+    /// Let go of the states the search holds, for the worlds checked while it waits: taken up
+    /// again, it makes them again from the initial state, to the same result
+    /// ([`crate::bfs::Underway::lighten`]).
     pub fn lighten(&mut self) {
         self.search.lighten();
     }
