@@ -10,8 +10,8 @@ pub mod clients;
 pub mod conformance;
 pub mod simulate;
 pub mod simulate_server;
-pub mod values;
 pub mod traces;
+pub mod values;
 
 use std::fmt;
 use std::io::Write as _;
